@@ -1,0 +1,56 @@
+// The agent-gate prompt (reference/devflow-upstream.md §4.5): assembly for the gate, and the
+// inverse parse used by the built-in grounding checker, which receives it on stdin.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/status.h"
+
+namespace devflow {
+
+/// One collected input: the newest registration of a configured kind.
+struct PromptInput {
+  std::string kind;
+  int64_t rev = 0;
+  std::string content;  // verbatim file content
+};
+
+/// What the prompt carries.
+struct PromptParts {
+  std::string instruction;  // the configured check instruction, verbatim
+  std::string card_id;
+  std::string edge;         // "designing->ready"
+  std::string title;
+  std::string body;         // the card body as the store returns it (trimmed)
+  std::vector<PromptInput> inputs;  // configured order
+  std::optional<std::string> nonce;  // verdictNonce (issue 4); absent → no nonce sentence
+};
+
+/// Lines joined with '\n', no trailing newline:
+///   <instruction>
+///   (blank)
+///   You are gate-checking devflow card <id> on edge <edge>.
+///   (blank)
+///   # <title>
+///   (blank)
+///   <body>
+///   for each input: (blank) `--- artifact <kind> (rev <rev>) ---` (blank) <content>
+///   (blank)
+///   <read-only sentences, containing "You are a read-only checker">
+///   <verdict contract sentence>
+///   (blank)
+///   ```json
+///   {"verdict": "allow" | "veto", "summary": "<one line>", "findings": ["<finding>", ...]}
+///   ```
+std::string AssemblePrompt(const PromptParts& parts);
+
+/// Inverse of AssemblePrompt for a prompt it produced (instruction, card id, edge, title, body,
+/// inputs). Fails with code "usage" and a message naming what is missing when the text is not
+/// an agent-gate prompt.
+Result<PromptParts> ParsePrompt(std::string_view prompt);
+
+}  // namespace devflow

@@ -1,0 +1,112 @@
+// devflow-gate.yaml → plain structs (SPEC §3). Every problem is reported as one line
+// `<file>:<line>:<col>: <item path>: <message>` (1-based line and column), using the agent
+// gate's upstream messages where they exist (reference §4.2). Unknown keys, duplicate keys and
+// a second YAML document are errors (yaml-cpp accepts them silently, cpp-notes §2).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/stages.h"
+#include "host/status.h"
+
+namespace devflow {
+
+/// A checker provider (SPEC §3 `providers:`). Exactly one of `builtin` / `command` is set.
+struct ProviderConfig {
+  std::string name;
+  std::optional<std::string> builtin;  // "grounding": runs `devflow-gate checker grounding ARGS`
+  std::vector<std::string> args;       // extra argv for a builtin
+  std::vector<std::string> command;    // argv; prompt on stdin, reply on stdout
+  std::vector<std::string> env;        // host variable names passed through
+  bool network = false;                // the sandbox keeps the network for this provider
+};
+
+/// One configured agent-gate edge (reference §4.2).
+struct AgentEdgeConfig {
+  Edge edge;
+  std::string provider;             // non-blank
+  std::vector<std::string> inputs;  // kinds, de-duplicated keeping first occurrence
+  std::string prompt;               // non-blank check instruction, verbatim
+};
+
+/// `devflow-agent-gate` config.
+struct AgentGateConfig {
+  std::vector<AgentEdgeConfig> edges;            // config order
+  std::optional<std::string> report_dir;         // as written; default <root>/reports/agent-gate
+  std::optional<std::string> verdict_cache_dir;  // as written; unset disables caching
+  int64_t check_timeout_ms = 600000;
+  int64_t max_reply_bytes = 8 * 1024 * 1024;     // `maxReplyBytes`
+  const AgentEdgeConfig* Find(const Edge& e) const;
+};
+
+/// One required item of an artifact kind: a name, optionally with a description.
+struct ArtifactItem {
+  std::string title;
+  std::optional<std::string> description;
+};
+struct ArtifactKindConfig {
+  std::string kind;
+  std::vector<ArtifactItem> frontmatter;
+  std::vector<ArtifactItem> sections;
+  std::vector<ArtifactItem> non_empty_sections;
+};
+/// `devflow-artifact-gate` config (reference §6.1).
+struct ArtifactGateConfig {
+  std::vector<ArtifactKindConfig> kinds;
+  std::vector<std::pair<Edge, std::vector<std::string>>> edges;  // empty lists dropped
+  const ArtifactKindConfig* FindKind(const std::string& kind) const;
+};
+
+/// Token kinds of the grounding check (SPEC §6).
+struct GroundingOptions {
+  std::vector<std::string> kinds{"date", "url", "ref", "hash"};
+  std::vector<std::string> exclude_keys;  // in addition to the default five
+  std::vector<std::string> require;       // RE2 patterns that must occur in the claim
+  bool compat = false;                    // release_gate.py's substring matching
+};
+struct GroundingEdgeConfig {
+  Edge edge;
+  std::string claim;                  // claim kind
+  std::vector<std::string> evidence;  // evidence kinds (the card body is always evidence)
+  GroundingOptions options;
+};
+/// `devflow-grounding-gate` config.
+struct GroundingGateConfig {
+  std::vector<GroundingEdgeConfig> edges;
+  std::optional<std::string> ledger;  // default <root>/ledger/grounding.jsonl
+};
+
+/// One `plugins:` entry. Exactly one of the typed configs is set, matching `id`.
+struct PluginConfig {
+  std::string id;    // devflow-agent-gate | devflow-artifact-gate | devflow-grounding-gate
+  std::string name;  // optional, informational
+  int line = 0;      // 1-based position of the entry, for messages
+  std::optional<AgentGateConfig> agent;
+  std::optional<ArtifactGateConfig> artifact;
+  std::optional<GroundingGateConfig> grounding;
+};
+
+/// The whole file.
+struct GateConfig {
+  std::string file;                      // path it was loaded from
+  std::vector<ProviderConfig> providers;  // file order
+  std::vector<PluginConfig> plugins;      // the waterfall, in order
+  const ProviderConfig* FindProvider(const std::string& name) const;
+};
+
+/// Loads and validates a config file. On failure: Status code "config", message = every
+/// problem, one per line, `<file>:<line>:<col>: <item path>: <message>`. A missing file is
+/// code "ENOENT" with a message naming the path and how to create it.
+Result<GateConfig> LoadConfigFile(const std::string& path);
+/// Same, from text (`file` is only used in messages).
+Result<GateConfig> LoadConfigText(const std::string& text, const std::string& file);
+
+/// Non-fatal findings for `config check`: e.g. an edge names a provider no `providers` entry
+/// defines (`... provider "x" is not registered; the edge will fail closed`).
+std::vector<std::string> ConfigWarnings(const GateConfig& config);
+
+}  // namespace devflow

@@ -1,0 +1,114 @@
+// The card journal (`journal.jsonl`): entry types, line decoding/encoding and the strict fold.
+// Source: reference/devflow-upstream.md §1.6, §1.7, §1.3.
+// Lines are encoded exactly as the TypeScript store's JSON.stringify({rev, ...entry}) would, so
+// the bytes are identical for the same entry.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/stages.h"
+#include "host/status.h"
+
+namespace devflow {
+
+/// DevActor: {kind:"human"|"agent"|"command", name?, session?}. Empty optional strings are
+/// rejected on decode. Encoded field order: kind, name, session.
+struct Actor {
+  std::string kind;  // "human", "agent" or "command"
+  std::optional<std::string> name;
+  std::optional<std::string> session;
+  bool operator==(const Actor&) const = default;
+};
+
+/// GateCheck: {by, verdict:"allowed", summary?}. Only permitting checks are ever recorded.
+struct GateCheck {
+  Actor by;
+  std::optional<std::string> summary;
+  bool operator==(const GateCheck&) const = default;
+};
+
+/// The `gate` field of a transition: approvedBy and/or a non-empty checks list.
+struct Gate {
+  std::optional<Actor> approved_by;
+  std::vector<GateCheck> checks;
+  bool operator==(const Gate&) const = default;
+};
+
+enum class EntryType { kCreated, kTransition, kArtifact, kAbandoned, kArchived, kRestored, kClaimExpired };
+std::string_view EntryTypeName(EntryType t);
+
+/// One journal line. Which optional fields are meaningful depends on `type`; the written field
+/// order per type is (reference §1.7):
+///   created:       rev, at, type, by, parent?, serviceClass? (only when not standard)
+///   transition:    rev, at, type, from, to, by?, reason?, gate?
+///   artifact:      rev, at, type, path, stage, by?, kind?
+///   abandoned:     rev, at, type, by, reason
+///   archived:      rev, at, type, by, reason?
+///   restored:      rev, at, type, by, reason?
+///   claim-expired: rev, at, type, previousOwner, by
+struct JournalEntry {
+  int64_t rev = 0;
+  std::string at;
+  EntryType type = EntryType::kCreated;
+  std::optional<Actor> by;
+  std::optional<std::string> parent;             // created
+  std::optional<ServiceClass> service_class;     // created
+  std::optional<Location> from;                  // transition
+  std::optional<Location> to;                    // transition
+  std::optional<std::string> reason;             // transition, abandoned, archived, restored
+  std::optional<Gate> gate;                      // transition
+  std::string path;                              // artifact (relative to the card directory)
+  std::optional<Location> stage;                 // artifact (a real stage, never blocked)
+  std::optional<std::string> kind;               // artifact
+  std::optional<std::string> previous_owner;     // claim-expired
+};
+
+/// Compact JSON of one entry, without the trailing newline, e.g.
+/// {"rev":3,"at":"2026-09-16T08:00:00.000Z","type":"transition","from":"designing","to":"ready","by":{"kind":"human"},"gate":{"checks":[{"by":{"kind":"agent"},"verdict":"allowed","summary":"ok"}]}}
+/// An empty `gate` (no approvedBy, no checks) is omitted.
+std::string EncodeJournalLine(const JournalEntry& entry);
+
+/// Decodes one line. On failure the Status (code "corrupt") message is the bare problem,
+/// e.g. `actor field "kind" must be human, agent, or command`; the caller prefixes
+/// `<path>:<line>: `.
+Result<JournalEntry> DecodeJournalLine(std::string_view line);
+
+/// One artifact registration as folded from the journal.
+struct ArtifactRecord {
+  std::string path;                 // relative to the card directory
+  std::optional<std::string> kind;  // absent for path-only registrations
+  int64_t rev = 0;
+  Location stage = Location::kDraft;
+  bool operator==(const ArtifactRecord&) const = default;
+};
+
+/// The state a strict fold of a whole journal yields (reference §1.7 fold rules).
+struct CardState {
+  Location stage = Location::kDraft;
+  int64_t stage_revision = 0;  // rev of the last entry
+  std::optional<Location> blocked_from;
+  std::optional<std::string> parent;
+  ServiceClass service_class = ServiceClass::kStandard;
+  bool abandoned = false;
+  bool archived = false;
+  std::string created_at;
+  std::string updated_at;
+  std::vector<ArtifactRecord> artifact_records;
+  std::vector<JournalEntry> entries;
+};
+
+/// Folds a whole journal file's content strictly. Blank lines are skipped. A bad line fails
+/// with `<path>:<line>: <problem>` (1-based line), a fold error (empty journal, rev gaps, …)
+/// with `<path>: <problem>`; code "corrupt". A final line without '\n' is decoded like any
+/// other (a torn half line fails to decode and names its line).
+Result<CardState> FoldJournal(std::string_view path, std::string_view content);
+
+/// Applies one more entry to a folded state (same rules as FoldJournal); used to validate an
+/// entry before it is appended. Error message is the bare problem.
+Status ApplyEntry(CardState& state, const JournalEntry& entry);
+
+}  // namespace devflow

@@ -1,0 +1,275 @@
+#include "host/os.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+namespace devflow {
+namespace {
+
+// Closes an fd on scope exit (RAII for every fd, STYLE.md).
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd = -1) : fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+Status WriteAll(int fd, std::string_view data, const std::string& path) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return OsError(errno, "write", path);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status SyncDir(const std::string& dir) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return OsError(errno, "open", dir);
+  if (::fsync(fd.get()) != 0 && errno != EINVAL) return OsError(errno, "fsync", dir);
+  return Status::Ok();
+}
+
+class PosixFileSystem : public FileSystem {
+ public:
+  Result<std::string> ReadFile(const std::string& path) override {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return OsError(errno, "open", path);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
+    std::string out;
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(fd.get(), buf, sizeof buf);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return OsError(errno, "read", path);
+      }
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+
+  Status WriteFileAtomic(const std::string& path, std::string_view data) override {
+    static std::atomic<unsigned> seq{0};
+    std::string dir = ParentPath(path);
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    std::string tmp = JoinPath(dir, "." + name + "." + std::to_string(::getpid()) + "." +
+                                        std::to_string(seq++) + ".tmp");
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return OsError(errno, "open", tmp);
+    auto fail = [&](Status s) {
+      fd.reset();
+      ::unlink(tmp.c_str());
+      return s;
+    };
+    if (Status s = WriteAll(fd.get(), data, tmp); !s.ok()) return fail(s);
+    if (::fsync(fd.get()) != 0) return fail(OsError(errno, "fsync", tmp));
+    if (::close(fd.release()) != 0) return fail(OsError(errno, "close", tmp));
+    if (::rename(tmp.c_str(), path.c_str()) != 0) return fail(OsError(errno, "rename", path));
+    return SyncDir(dir);
+  }
+
+  Status AppendDurable(const std::string& path, std::string_view data) override {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return OsError(errno, "open", path);
+    ssize_t n;
+    do {
+      n = ::write(fd.get(), data.data(), data.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return OsError(errno, "write", path);
+    if (static_cast<size_t>(n) != data.size()) return OsError(EIO, "write (short)", path);
+    if (::fsync(fd.get()) != 0) return OsError(errno, "fsync", path);
+    if (::close(fd.release()) != 0) return OsError(errno, "close", path);
+    return Status::Ok();
+  }
+
+  Status CreateExclusive(const std::string& path, std::string_view data) override {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return OsError(errno, "open", path);
+    if (Status s = WriteAll(fd.get(), data, path); !s.ok()) {
+      fd.reset();
+      ::unlink(path.c_str());
+      return s;
+    }
+    if (::close(fd.release()) != 0) return OsError(errno, "close", path);
+    return Status::Ok();
+  }
+
+  Status CreateDirs(const std::string& path) override {
+    std::string abs = AbsolutePath(path);
+    std::string cur;
+    size_t pos = 1;
+    while (pos <= abs.size()) {
+      size_t next = abs.find('/', pos);
+      if (next == std::string::npos) next = abs.size();
+      cur = abs.substr(0, next);
+      if (!cur.empty() && ::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
+        return OsError(errno, "mkdir", cur);
+      }
+      pos = next + 1;
+    }
+    struct stat st {};
+    if (::stat(abs.c_str(), &st) != 0) return OsError(errno, "stat", abs);
+    if (!S_ISDIR(st.st_mode)) return OsError(ENOTDIR, "mkdir", abs);
+    return Status::Ok();
+  }
+
+  Status CreateDirExclusive(const std::string& path) override {
+    if (::mkdir(path.c_str(), 0755) != 0) return OsError(errno, "mkdir", path);
+    return Status::Ok();
+  }
+
+  Status RemoveFile(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return OsError(errno, "unlink", path);
+    return Status::Ok();
+  }
+
+  Result<std::vector<std::string>> ListDir(const std::string& path) override {
+    DIR* d = ::opendir(path.c_str());
+    if (!d) return OsError(errno, "opendir", path);
+    std::vector<std::string> names;
+    errno = 0;
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(std::move(n));
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err != 0) return OsError(err, "readdir", path);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  Result<FileKind> Kind(const std::string& path) override {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return FileKind::kNone;
+      return OsError(errno, "lstat", path);
+    }
+    if (S_ISREG(st.st_mode)) return FileKind::kFile;
+    if (S_ISDIR(st.st_mode)) return FileKind::kDir;
+    if (S_ISLNK(st.st_mode)) return FileKind::kSymlink;
+    return FileKind::kOther;
+  }
+};
+
+class RealClock : public Clock {
+ public:
+  std::string NowIso() override {
+    auto now = std::chrono::system_clock::now();
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+    std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<int>(ms % 1000));
+    return buf;
+  }
+};
+
+}  // namespace
+
+FileSystem& RealFileSystem() {
+  static PosixFileSystem fs;
+  return fs;
+}
+
+Clock& SystemClock() {
+  static RealClock clock;
+  return clock;
+}
+
+std::string ErrnoName(int err) {
+  const char* name = ::strerrorname_np(err);
+  return name ? name : "E" + std::to_string(err);
+}
+
+Status OsError(int err, std::string_view op, std::string_view path) {
+  std::string msg;
+  msg.append(op).append(" ").append(path).append(": ").append(::strerror(err));
+  msg.append(" (").append(ErrnoName(err)).append(")");
+  return Status::Error(ErrnoName(err), std::move(msg));
+}
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  if (b.empty()) return std::string(a);
+  std::string out(a);
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  size_t i = 0;
+  while (i < b.size() && b[i] == '/') ++i;
+  if (out != "/") out.push_back('/');
+  out.append(b.substr(i));
+  return out;
+}
+
+std::string ParentPath(std::string_view path) {
+  std::string p(path);
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  size_t slash = p.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return p.substr(0, slash);
+}
+
+namespace {
+std::string Normalize(std::string_view abs) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i <= abs.size()) {
+    size_t j = abs.find('/', i);
+    if (j == std::string_view::npos) j = abs.size();
+    std::string seg(abs.substr(i, j - i));
+    if (seg == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!seg.empty() && seg != ".") {
+      parts.push_back(std::move(seg));
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (auto& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+}  // namespace
+
+std::string ResolveAgainst(std::string_view base, std::string_view path) {
+  if (!path.empty() && path[0] == '/') return Normalize(path);
+  return Normalize(JoinPath(base, path));
+}
+
+std::string AbsolutePath(std::string_view path) {
+  if (!path.empty() && path[0] == '/') return Normalize(path);
+  char buf[4096];
+  std::string cwd = ::getcwd(buf, sizeof buf) ? buf : "/";
+  return ResolveAgainst(cwd, path);
+}
+
+}  // namespace devflow

@@ -1,0 +1,88 @@
+// The one seam between the product and the file system (ninja's DiskInterface, LevelDB's Env,
+// fmt's posix-mock). Every file the store, the reports and the cache touch goes through a
+// FileSystem, so tests can inject EACCES / ENOSPC / EIO at any operation with FaultyFileSystem
+// (tests/support) even when they run as root, where chmod does not deny anything.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/status.h"
+
+namespace devflow {
+
+/// What a path names, without following a final symlink (lstat).
+enum class FileKind { kNone, kFile, kDir, kSymlink, kOther };
+
+/// File-system operations. All paths are absolute or relative to the process cwd; all fds are
+/// opened O_CLOEXEC. Errors come back as Status with code = errno name ("ENOENT", "EACCES", …)
+/// and message `<operation> <path>: <strerror> (<ERRNO>)`, e.g.
+/// `open /r/tasks/0001-a/journal.jsonl: Permission denied (EACCES)`.
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  /// Whole file as bytes. Missing file → code "ENOENT".
+  virtual Result<std::string> ReadFile(const std::string& path) = 0;
+
+  /// Durable atomic replace (cpp-notes §4.1): write `.<name>.<pid>.<seq>.tmp` in the same
+  /// directory (O_EXCL), loop write, fsync, close (checked), rename over `path`, fsync the
+  /// directory. On any failure the temp file is unlinked and `path` is untouched.
+  virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
+
+  /// Appends `data` to `path` (created 0644 if absent) with O_APPEND and a single write(2),
+  /// then fsync. A short write is reported as an error (code "EIO" if errno is unset).
+  virtual Status AppendDurable(const std::string& path, std::string_view data) = 0;
+
+  /// Creates `data` at `path` only if nothing is there (O_CREAT|O_EXCL); "EEXIST" otherwise.
+  /// Used for the per-card `commit.lock` (reference §3.4).
+  virtual Status CreateExclusive(const std::string& path, std::string_view data) = 0;
+
+  /// mkdir -p (mode 0755). Existing directories are fine.
+  virtual Status CreateDirs(const std::string& path) = 0;
+
+  /// A single mkdir that fails with "EEXIST" when the path exists (card id reservation).
+  virtual Status CreateDirExclusive(const std::string& path) = 0;
+
+  /// unlink; "ENOENT" when absent.
+  virtual Status RemoveFile(const std::string& path) = 0;
+
+  /// Entry names (not paths) of a directory, sorted bytewise, without "." and "..".
+  virtual Result<std::vector<std::string>> ListDir(const std::string& path) = 0;
+
+  /// lstat-based kind; kNone when the path does not exist. Other errors → Status.
+  virtual Result<FileKind> Kind(const std::string& path) = 0;
+};
+
+/// The real POSIX implementation (process-wide singleton, thread-safe).
+FileSystem& RealFileSystem();
+
+/// Formats an errno failure the way every FileSystem error reads:
+/// Status{code: "EACCES", message: "<op> <path>: Permission denied (EACCES)"}.
+Status OsError(int err, std::string_view op, std::string_view path);
+
+/// The errno's symbolic name ("EACCES"), or "E<number>" when glibc has none.
+std::string ErrnoName(int err);
+
+/// Wall clock for `at` fields. Tests use a fixed clock.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  /// ISO-8601 UTC with milliseconds, e.g. "2026-09-16T08:00:00.000Z" (JS Date#toISOString).
+  virtual std::string NowIso() = 0;
+};
+Clock& SystemClock();
+
+/// Joins path segments with '/', collapsing duplicate separators at the joint.
+std::string JoinPath(std::string_view a, std::string_view b);
+/// Parent directory of an absolute or relative path ("/a/b" → "/a", "/a" → "/").
+std::string ParentPath(std::string_view path);
+/// Makes `path` absolute against the process cwd and lexically normalises "." and ".."
+/// segments (no symlink resolution, like Node's path.resolve).
+std::string AbsolutePath(std::string_view path);
+/// Like AbsolutePath but resolves a relative path against `base` instead of the cwd.
+std::string ResolveAgainst(std::string_view base, std::string_view path);
+
+}  // namespace devflow

@@ -1,0 +1,125 @@
+// The devflow root store, compatible with the TypeScript `dsh-devflow-filesystem` store
+// (reference/devflow-upstream.md §1–§3): cards under <root>/tasks/<seq>-<slug>/ with card.md,
+// journal.jsonl and artifacts/. The store knows nothing of policies; the executor
+// (host/executor.h) runs the waterfall and then asks the store to commit.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/journal.h"
+#include "host/os.h"
+#include "host/stages.h"
+#include "host/status.h"
+#include "host/warnings.h"
+
+namespace devflow {
+
+/// A card as read (DevCard, reference §1.3). Stage and revision come from the journal fold,
+/// never from card.md.
+struct Card {
+  std::string id;    // "0001-login-page"
+  std::string root;  // absolute devflow root
+  std::string dir;   // absolute card directory <root>/tasks/<id>
+  std::string path;  // <dir>/card.md
+  std::string title;
+  std::string body;  // Markdown below the front matter, trimmed
+  Location stage = Location::kDraft;
+  int64_t stage_revision = 0;
+  std::optional<Location> blocked_from;
+  std::optional<std::string> parent;
+  ServiceClass service_class = ServiceClass::kStandard;
+  bool abandoned = false;
+  std::string created_at;
+  std::string updated_at;
+  std::vector<ArtifactRecord> artifact_records;  // registration order
+  std::vector<JournalEntry> entries;             // the whole journal, for `card show`
+
+  /// Newest registration of `kind`: the last record whose kind equals it (reference §1.8).
+  const ArtifactRecord* NewestOfKind(const std::string& kind) const;
+};
+
+struct CreateRequest {
+  std::string title;
+  std::string body;
+  std::optional<std::string> slug;  // derived from the title when absent
+  ServiceClass service_class = ServiceClass::kStandard;
+  Actor by{"human", std::nullopt, std::nullopt};
+};
+
+/// Store-written artifact registration (reference §1.8): the store writes
+/// `artifacts/<rev>-<kind>.md` (rev = current revision + 1) atomically before taking the lock.
+struct ArtifactRequest {
+  std::string id;
+  int64_t expected_revision = 0;
+  Actor by{"human", std::nullopt, std::nullopt};
+  std::string kind;
+  std::string content;
+};
+
+/// A transition to append once the waterfall allowed it.
+struct TransitionCommit {
+  std::string id;
+  int64_t expected_revision = 0;  // revision the decision was made against
+  Location from = Location::kDraft;
+  Location to = Location::kDraft;
+  Actor by{"human", std::nullopt, std::nullopt};
+  std::optional<std::string> reason;
+  std::optional<Gate> gate;  // omitted from the line when empty
+  std::string at;            // the attempt's `at`
+};
+
+/// The filesystem store for one devflow root.
+///
+/// Rejections are Status values with the upstream codes: "revision-mismatch", "illegal-edge",
+/// "reason-required", "write-contended", "archived", "invalid-slug", "empty-title", "exists",
+/// "invalid-kind", "not-found". Journal problems: code "corrupt" with `<path>:<line>: <problem>`.
+/// Other I/O failures carry the errno code (infrastructure failures: nothing was published).
+class Store {
+ public:
+  /// `root` is made absolute. `fs`, `clock` and `warnings` must outlive the store.
+  Store(std::string root, FileSystem& fs, Clock& clock, Warnings& warnings);
+
+  const std::string& root() const { return root_; }
+  /// Parent of the root: where gate commands and checkers run.
+  std::string workspace() const;
+
+  /// Reads and strictly folds one card. Unknown id → "not-found" (an archived card →
+  /// "archived"). A missing card.md degrades to title = id, empty body, with a warning.
+  /// Projection drift (card.md stage/stageRevision ≠ journal) is warned; the journal wins.
+  Result<Card> Read(const std::string& id) const;
+
+  /// Every active card, ordered by id. Fails on the first card that does not fold (never skips).
+  Result<std::vector<Card>> List() const;
+
+  /// Creates a card (reference §1.2): next sequence over tasks/ and archive/*/, 4-digit padding,
+  /// exclusive mkdir with up to 5 rescans, card.md projection + `created` entry (rev 1).
+  Result<Card> Create(const CreateRequest& request);
+
+  /// Store-written artifact registration; returns the card after the commit.
+  Result<Card> AddArtifact(const ArtifactRequest& request);
+
+  /// Commits a transition (reference §2.2 step 8 and §3.4): takes commit.lock (O_EXCL, up to
+  /// 100 tries 20 ms apart, never broken by age → "write-contended"), re-reads and re-folds the
+  /// journal, rejects "revision-mismatch" if the revision moved while the transition was being
+  /// decided, re-checks legality, appends one line with a single write + fsync, releases the
+  /// lock, then rewrites the card.md projection (failure only warns). Returns the new card.
+  Result<Card> CommitTransition(const TransitionCommit& commit);
+
+  /// Path of the card directory for an id (no existence check). The id must satisfy
+  /// IsValidCardId, otherwise "not-found" is returned by Read.
+  std::string CardDir(const std::string& id) const;
+
+ private:
+  Status WithCommitLock(const std::string& id, const std::string& action_hint,
+                        const std::function<Status()>& body);
+  std::string root_;
+  FileSystem& fs_;
+  Clock& clock_;
+  Warnings& warnings_;
+};
+
+}  // namespace devflow

@@ -1,0 +1,94 @@
+// The transition waterfall (SPEC §4, reference §2.3): policies run in config order; each
+// delegates to the rest, vetoes without delegating, or delegates and appends a check to an
+// allowing result on the way back. Checks therefore read innermost (last policy) first.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/journal.h"
+#include "host/stages.h"
+#include "host/warnings.h"
+
+namespace devflow {
+
+/// TransitionAttempt (reference §2.1): what every policy sees.
+struct Attempt {
+  std::string id;
+  Location from = Location::kDraft;
+  Location to = Location::kDraft;
+  int64_t expected_revision = 0;
+  Actor by{"human", std::nullopt, std::nullopt};
+  std::optional<std::string> reason;
+  std::string root;  // absolute devflow root
+  std::string at;    // ISO timestamp stamped at resolution; becomes the journal entry's `at`
+  Edge edge() const { return Edge{from, to}; }
+};
+
+/// TransitionDecision: allow {approvedBy?, checks} or veto {reason}.
+struct Decision {
+  bool allowed = true;
+  std::string reason;  // veto only
+  std::optional<Actor> approved_by;
+  std::vector<GateCheck> checks;
+
+  static Decision Allow() { return Decision{}; }
+  static Decision Veto(std::string reason) {
+    Decision d;
+    d.allowed = false;
+    d.reason = std::move(reason);
+    return d;
+  }
+};
+
+/// A park the policy asks for when it cannot decide (fail closed). The executor commits it
+/// after the vetoed attempt has returned, through the whole waterfall (reference §4.10).
+struct ParkRequest {
+  Actor by;            // e.g. {command, "devflow-agent-gate"}
+  std::string reason;  // e.g. "agent check for designing->ready failed closed: <fault>"
+  std::string policy;  // plugin id that asked, for the warning prefix
+};
+
+/// Side channels of one attempt. Policies never write the journal themselves.
+struct AttemptContext {
+  bool dry_run = false;        // write nothing: no report, no cache record, no park
+  Warnings* warnings = nullptr;
+  std::vector<ParkRequest> parks;  // filled by policies, drained by the executor
+  /// Veto reports: the path written (or that would be written, under dry_run) and its text.
+  struct Report {
+    std::string path;
+    std::string text;
+    bool written = false;
+  };
+  std::vector<Report> reports;
+  void Warn(const std::string& line) {
+    if (warnings) warnings->Warn(line);
+  }
+};
+
+/// Continues the waterfall with the rest of the policies; the last `next` allows.
+using Next = std::function<Decision()>;
+
+/// One admission policy. Implementations must not throw; the waterfall still converts an
+/// escaped exception into a veto (fail closed) naming the policy.
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  /// Built-in plugin id, e.g. "devflow-agent-gate".
+  virtual std::string id() const = 0;
+  virtual Decision Admit(const Attempt& attempt, AttemptContext& context, const Next& next) = 0;
+  /// `move --explain`: describe, without dispatching or writing anything, what this policy
+  /// would do for the attempt (one paragraph of human text, lines joined with '\n').
+  virtual std::string Explain(const Attempt& attempt) = 0;
+};
+
+/// Runs `policies` in order for one attempt. A policy that throws vetoes with
+/// `policy <id> failed: <what>` (fail closed).
+Decision RunWaterfall(const std::vector<Policy*>& policies, const Attempt& attempt,
+                      AttemptContext& context);
+
+}  // namespace devflow

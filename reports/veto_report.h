@@ -1,0 +1,46 @@
+// Veto reports (reference/devflow-upstream.md §4.8): Markdown the operator reads to learn why
+// a move was vetoed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace devflow {
+
+struct VetoReportFacts {
+  std::string card_id;
+  std::string edge;  // "designing->ready"
+  int64_t revision = 0;
+  std::vector<std::string> checked_inputs;  // "kind:rev", configured order
+  std::string at;
+  std::string summary;
+  std::vector<std::string> findings;
+  std::string sandbox;  // confinement level applied, e.g. "none" (empty → line omitted)
+};
+
+/// `<dir>/<card>-<from>-<to>-r<revision>.md`, e.g. `0002-b-designing-ready-r4.md`.
+std::string VetoReportPath(const std::string& dir, const std::string& card_id,
+                           const std::string& from, const std::string& to, int64_t revision);
+
+/// The report text, ending with a newline:
+///   # Agent check veto: card <id>, edge <edge>
+///   (blank)
+///   - card: <id>
+///   - edge: <edge>
+///   - revision: <rev>
+///   - checked inputs: <kind:rev, …> | none
+///   - at: <at>
+///   [- sandbox: <level>]
+///   (blank)
+///   ## Summary
+///   (blank)
+///   <summary>
+///   (blank)
+///   ## Findings
+///   (blank)
+///   - <finding>…   | The checker listed no individual findings.
+///   (blank)
+std::string RenderVetoReport(const VetoReportFacts& facts);
+
+}  // namespace devflow

@@ -1,0 +1,107 @@
+// Shared test fixtures: temporary directories, a fixed clock, an injectable faulty file
+// system, and a way to run the real `devflow-gate` binary end to end.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/os.h"
+
+namespace devflow::test {
+
+/// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  /// path() + "/" + rel
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+/// Reads a whole file (test helper; aborts the test on error via an empty optional).
+std::optional<std::string> Slurp(const std::string& path);
+/// Writes a whole file, creating parent directories.
+void Spit(const std::string& path, const std::string& content);
+/// Makes a file executable (0755).
+void MakeExecutable(const std::string& path);
+/// Recursive listing of relative file paths with their contents (for "byte-identical tree").
+std::map<std::string, std::string> Snapshot(const std::string& dir);
+
+/// A clock that always returns the same instant (settable).
+class FixedClock : public Clock {
+ public:
+  explicit FixedClock(std::string at = "2026-09-16T08:00:00.000Z") : at_(std::move(at)) {}
+  std::string NowIso() override { return at_; }
+  void Set(std::string at) { at_ = std::move(at); }
+
+ private:
+  std::string at_;
+};
+
+/// Decorates the real file system and fails chosen operations with a chosen errno, the way
+/// upstream's tests inject EACCES (works as root, where chmod denies nothing).
+/// Operation names: "read", "write-atomic", "append", "create-exclusive", "mkdirs",
+/// "mkdir-exclusive", "remove", "list", "kind".
+class FaultyFileSystem : public FileSystem {
+ public:
+  explicit FaultyFileSystem(FileSystem& base = RealFileSystem()) : base_(base) {}
+  /// Fails `op` on any path containing `path_part` with `err`, `times` times (-1 = always).
+  void Fail(std::string op, std::string path_part, int err, int times = -1);
+  void Clear() { rules_.clear(); }
+  /// Called before each operation (after fault rules pass); lets a test act at a precise moment.
+  std::function<void(const std::string& op, const std::string& path)> before;
+
+  Result<std::string> ReadFile(const std::string& path) override;
+  Status WriteFileAtomic(const std::string& path, std::string_view data) override;
+  Status AppendDurable(const std::string& path, std::string_view data) override;
+  Status CreateExclusive(const std::string& path, std::string_view data) override;
+  Status CreateDirs(const std::string& path) override;
+  Status CreateDirExclusive(const std::string& path) override;
+  Status RemoveFile(const std::string& path) override;
+  Result<std::vector<std::string>> ListDir(const std::string& path) override;
+  Result<FileKind> Kind(const std::string& path) override;
+
+ private:
+  struct Rule {
+    std::string op, path_part;
+    int err;
+    int times;
+  };
+  std::optional<Status> Check(const std::string& op, const std::string& path);
+  FileSystem& base_;
+  std::vector<Rule> rules_;
+};
+
+/// Result of running a program.
+struct RunResult {
+  int exit_code = -1;  // -1 if killed by a signal
+  int signal = 0;
+  std::string out;
+  std::string err;
+};
+
+/// Runs the built `devflow-gate` binary with `args`, in `cwd`, with `stdin_text`, and an
+/// environment of PATH/HOME/LANG plus `env` (nothing else from the test process).
+RunResult RunGate(const std::vector<std::string>& args, const std::string& cwd = "",
+                  const std::map<std::string, std::string>& env = {},
+                  const std::string& stdin_text = "");
+/// Runs any argv the same way.
+RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd = "",
+                     const std::map<std::string, std::string>& env = {},
+                     const std::string& stdin_text = "");
+
+/// Absolute path of the built binary and of the source tree (fixtures live in tests/fixtures).
+std::string GateBinary();
+std::string SourceDir();
+
+}  // namespace devflow::test
