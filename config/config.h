@@ -2,6 +2,14 @@
 // `<file>:<line>:<col>: <item path>: <message>` (1-based line and column), using the agent
 // gate's upstream messages where they exist (reference §4.2). Unknown keys, duplicate keys and
 // a second YAML document are errors (yaml-cpp accepts them silently, cpp-notes §2).
+//
+// Item paths: `top level`, `providers.<name>`, `plugins[<i>](<id>)` (0-based index); problems
+// inside a plugin's config name the field in the message, upstream style, e.g.
+//   devflow-gate.yaml:12:19: plugins[1](devflow-agent-gate): edges["designing->ready"].provider
+//   must be a non-empty subagent provider name
+// Scalars are typed as YAML 1.2's core schema does (what upstream's JS loader sees): `42`,
+// `true`, `~` are not strings. Booleans accept only `true` / `false`; integers only plain
+// decimal digits without a leading zero (yaml-cpp would read `010` as octal 8).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +47,8 @@ struct AgentGateConfig {
   std::optional<std::string> report_dir;         // as written; default <root>/reports/agent-gate
   std::optional<std::string> verdict_cache_dir;  // as written; unset disables caching
   int64_t check_timeout_ms = 600000;
-  int64_t max_reply_bytes = 8 * 1024 * 1024;     // `maxReplyBytes`
+  int64_t max_reply_bytes = 8 * 1024 * 1024;  // `maxReplyBytes`
+  /// The check configured for edge `e`, or nullptr (unconfigured edges are delegated).
   const AgentEdgeConfig* Find(const Edge& e) const;
 };
 
@@ -58,6 +67,7 @@ struct ArtifactKindConfig {
 struct ArtifactGateConfig {
   std::vector<ArtifactKindConfig> kinds;
   std::vector<std::pair<Edge, std::vector<std::string>>> edges;  // empty lists dropped
+  /// The declared kind named `kind`, or nullptr.
   const ArtifactKindConfig* FindKind(const std::string& kind) const;
 };
 
@@ -92,21 +102,28 @@ struct PluginConfig {
 
 /// The whole file.
 struct GateConfig {
-  std::string file;                      // path it was loaded from
+  std::string file;                       // path it was loaded from
   std::vector<ProviderConfig> providers;  // file order
   std::vector<PluginConfig> plugins;      // the waterfall, in order
+  /// The provider named `name`, or nullptr (an undefined provider fails closed at check time).
   const ProviderConfig* FindProvider(const std::string& name) const;
 };
 
-/// Loads and validates a config file. On failure: Status code "config", message = every
-/// problem, one per line, `<file>:<line>:<col>: <item path>: <message>`. A missing file is
-/// code "ENOENT" with a message naming the path and how to create it.
+/// Loads and validates a config file (read through RealFileSystem()). On failure: Status code
+/// "config", message = every problem (not just the first), one per line,
+/// `<file>:<line>:<col>: <item path>: <message>`; a YAML syntax error is
+/// `<file>:<line>:<col>: <yaml-cpp message>`; an empty file is
+/// `<file>:1:1: the file is empty; add a plugins: list`. A missing file is code "ENOENT":
+/// `config file <path> does not exist; create it (see docs/configuration.md) or pass --config
+/// FILE`; another read error keeps its errno code.
 Result<GateConfig> LoadConfigFile(const std::string& path);
 /// Same, from text (`file` is only used in messages).
 Result<GateConfig> LoadConfigText(const std::string& text, const std::string& file);
 
-/// Non-fatal findings for `config check`: e.g. an edge names a provider no `providers` entry
-/// defines (`... provider "x" is not registered; the edge will fail closed`).
+/// Non-fatal findings for `config check`, one line each: an agent edge naming a provider that
+/// no `providers` entry defines (not a load error: such a move fails closed at check time):
+/// `plugins[<i>](devflow-agent-gate): edges["<key>"].provider "<name>" is not defined under
+/// providers; moves on this edge will fail closed`.
 std::vector<std::string> ConfigWarnings(const GateConfig& config);
 
 }  // namespace devflow

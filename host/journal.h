@@ -38,7 +38,15 @@ struct Gate {
   bool operator==(const Gate&) const = default;
 };
 
-enum class EntryType { kCreated, kTransition, kArtifact, kAbandoned, kArchived, kRestored, kClaimExpired };
+enum class EntryType {
+  kCreated,
+  kTransition,
+  kArtifact,
+  kAbandoned,
+  kArchived,
+  kRestored,
+  kClaimExpired
+};
 std::string_view EntryTypeName(EntryType t);
 
 /// One journal line. Which optional fields are meaningful depends on `type`; the written field
@@ -55,16 +63,16 @@ struct JournalEntry {
   std::string at;
   EntryType type = EntryType::kCreated;
   std::optional<Actor> by;
-  std::optional<std::string> parent;             // created
-  std::optional<ServiceClass> service_class;     // created
-  std::optional<Location> from;                  // transition
-  std::optional<Location> to;                    // transition
-  std::optional<std::string> reason;             // transition, abandoned, archived, restored
-  std::optional<Gate> gate;                      // transition
-  std::string path;                              // artifact (relative to the card directory)
-  std::optional<Location> stage;                 // artifact (a real stage, never blocked)
-  std::optional<std::string> kind;               // artifact
-  std::optional<std::string> previous_owner;     // claim-expired
+  std::optional<std::string> parent;          // created
+  std::optional<ServiceClass> service_class;  // created
+  std::optional<Location> from;               // transition
+  std::optional<Location> to;                 // transition
+  std::optional<std::string> reason;          // transition, abandoned, archived, restored
+  std::optional<Gate> gate;                   // transition
+  std::string path;                           // artifact (relative to the card directory)
+  std::optional<Location> stage;              // artifact (a real stage, never blocked)
+  std::optional<std::string> kind;            // artifact
+  std::optional<Actor> previous_owner;        // claim-expired (a DevActor upstream)
 };
 
 /// Compact JSON of one entry, without the trailing newline, e.g.

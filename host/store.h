@@ -105,8 +105,9 @@ class Store {
   /// Commits a transition (reference §2.2 step 8 and §3.4): takes commit.lock (O_EXCL, up to
   /// 100 tries 20 ms apart, never broken by age → "write-contended"), re-reads and re-folds the
   /// journal, rejects "revision-mismatch" if the revision moved while the transition was being
-  /// decided, re-checks legality, appends one line with a single write + fsync, releases the
-  /// lock, then rewrites the card.md projection (failure only warns). Returns the new card.
+  /// decided, re-checks legality and the rework reason, appends one line with a single write +
+  /// fsync, rewrites the card.md projection (still under the lock, so the last committer's
+  /// projection is the one left; failure only warns), releases the lock. Returns the new card.
   Result<Card> CommitTransition(const TransitionCommit& commit);
 
   /// Path of the card directory for an id (no existence check). The id must satisfy

@@ -1,0 +1,403 @@
+// The grounding core: token scanners (one linear pass each) and whole-token set lookup.
+#include "checker/grounding.h"
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <set>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+namespace devflow {
+namespace {
+
+enum class Kind { kDate, kUrl, kRef, kHash, kPath, kNumber, kUnknown };
+
+using TokenSink = std::function<void(std::string_view)>;
+
+Kind KindOf(std::string_view name) {
+  if (name == "date") return Kind::kDate;
+  if (name == "url") return Kind::kUrl;
+  if (name == "ref") return Kind::kRef;
+  if (name == "hash") return Kind::kHash;
+  if (name == "path") return Kind::kPath;
+  if (name == "number") return Kind::kNumber;
+  return Kind::kUnknown;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+bool IsAsciiAlnum(char c) { return IsDigit(c) || IsUpper(c) || (c >= 'a' && c <= 'z'); }
+bool IsAsciiWord(char c) { return IsAsciiAlnum(c) || c == '_'; }
+// Python's \w in Unicode mode treats letters beyond ASCII as word characters; a byte of a
+// multi-byte UTF-8 sequence stands in for them.
+bool IsWord(char c) { return IsAsciiWord(c) || static_cast<unsigned char>(c) >= 0x80; }
+bool IsHexLetter(char c) { return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsPathChar(char c) {
+  return IsAsciiAlnum(c) || c == '_' || c == '.' || c == '~' || c == '/' || c == '-';
+}
+bool In(char c, std::string_view set) { return set.find(c) != std::string_view::npos; }
+
+char Lower(char c) { return IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool StartsWithNoCase(std::string_view s, size_t at, std::string_view prefix) {
+  if (s.size() - at < prefix.size()) return false;
+  for (size_t k = 0; k < prefix.size(); ++k) {
+    if (Lower(s[at + k]) != prefix[k]) return false;
+  }
+  return true;
+}
+
+void ScanDates(std::string_view s, const TokenSink& sink) {
+  constexpr std::string_view kShape = "dddd-dd-dd";
+  size_t i = 0;
+  while (i + kShape.size() <= s.size()) {
+    bool match = i == 0 || !IsWord(s[i - 1]);
+    for (size_t k = 0; match && k < kShape.size(); ++k) {
+      match = kShape[k] == 'd' ? IsDigit(s[i + k]) : s[i + k] == '-';
+    }
+    const size_t end = i + kShape.size();
+    if (match && (end == s.size() || !IsDigit(s[end]))) {
+      sink(s.substr(i, kShape.size()));
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+}
+
+void ScanUrls(std::string_view s, const TokenSink& sink) {
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t scheme = 0;
+    if (i == 0 || !IsWord(s[i - 1])) {
+      if (StartsWithNoCase(s, i, "https://"))
+        scheme = 8;
+      else if (StartsWithNoCase(s, i, "http://"))
+        scheme = 7;
+    }
+    if (scheme == 0) {
+      ++i;
+      continue;
+    }
+    size_t j = i + scheme;
+    long parens = 0, brackets = 0;  // closers minus openers
+    while (j < s.size()) {
+      const auto c = static_cast<unsigned char>(s[j]);
+      if (c <= 0x20 || c >= 0x7F || In(s[j], "<>\"`")) break;
+      if (c == '(') --parens;
+      if (c == ')') ++parens;
+      if (c == '[') --brackets;
+      if (c == ']') ++brackets;
+      ++j;
+    }
+    size_t end = j;
+    while (end > i + scheme) {
+      const char last = s[end - 1];
+      if (In(last, ".,;:!?'\"")) {
+        --end;
+      } else if (last == ')' && parens > 0) {
+        --parens;
+        --end;
+      } else if (last == ']' && brackets > 0) {
+        --brackets;
+        --end;
+      } else {
+        break;
+      }
+    }
+    if (end > i + scheme) sink(s.substr(i, end - i));
+    i = j;
+  }
+}
+
+// Standards and encodings written like tickets (UTF-8, SHA-256, ISO-8601, COVID-19).
+bool IsStopPrefix(std::string_view prefix) {
+  static constexpr std::array<std::string_view, 15> kStop = {
+      "UTF", "UCS",  "SHA",  "SHA3", "CRC", "AES",     "RSA",  "ISO",
+      "IEC", "IEEE", "ECMA", "ANSI", "CP",  "WINDOWS", "COVID"};
+  return std::find(kStop.begin(), kStop.end(), prefix) != kStop.end();
+}
+
+void ScanRefs(std::string_view s, const TokenSink& sink) {
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const bool boundary = i == 0 || !IsWord(s[i - 1]);
+    if (s[i] == '#' && boundary && (i == 0 || s[i - 1] != '&')) {
+      size_t j = i + 1;
+      while (j < n && IsDigit(s[j])) ++j;
+      if (j > i + 1 && (j == n || !IsWord(s[j]))) sink(s.substr(i, j - i));
+      i = std::max(j, i + 1);
+      continue;
+    }
+    if (IsUpper(s[i]) && boundary && (i == 0 || s[i - 1] != '-')) {
+      size_t j = i;
+      while (j < n && (IsUpper(s[j]) || IsDigit(s[j]))) ++j;
+      if (j - i >= 2 && j < n && s[j] == '-') {
+        size_t k = j + 1;
+        while (k < n && IsDigit(s[k])) ++k;
+        if (k > j + 1 && (k == n || !IsWord(s[k])) && !IsStopPrefix(s.substr(i, j - i))) {
+          sink(s.substr(i, k - i));
+        }
+        i = k;
+        continue;
+      }
+      i = std::max(j, i + 1);
+      continue;
+    }
+    ++i;
+  }
+}
+
+void ScanHashes(std::string_view s, const TokenSink& sink) {
+  size_t i = 0;
+  while (i < s.size()) {
+    if (!IsWord(s[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    bool hex = true, digit = false, letter = false;
+    while (j < s.size() && IsWord(s[j])) {
+      digit = digit || IsDigit(s[j]);
+      letter = letter || IsHexLetter(s[j]);
+      hex = hex && (IsDigit(s[j]) || IsHexLetter(s[j]));
+      ++j;
+    }
+    const size_t len = j - i;
+    if (hex && digit && letter && len >= 7 && len <= 40) sink(s.substr(i, len));
+    i = j;
+  }
+}
+
+bool HasExtension(std::string_view segment) {
+  const size_t dot = segment.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 >= segment.size()) return false;
+  const std::string_view ext = segment.substr(dot + 1);
+  if (IsDigit(ext[0])) return false;
+  return std::all_of(ext.begin(), ext.end(), IsAsciiAlnum);
+}
+
+void ScanPaths(std::string_view s, const TokenSink& sink) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const bool start = IsPathChar(s[i]) &&
+                       (i == 0 || (!IsPathChar(s[i - 1]) && s[i - 1] != ':' && !IsWord(s[i - 1])));
+    if (!start) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < s.size() && IsPathChar(s[j])) ++j;
+    size_t end = j;
+    while (end > i && s[end - 1] == '.') --end;
+    const std::string_view run = s.substr(i, end - i);
+    const size_t slash = run.rfind('/');
+    if (slash != std::string_view::npos && HasExtension(run.substr(slash + 1))) sink(run);
+    i = j;
+  }
+}
+
+void ScanNumbers(std::string_view s, const TokenSink& sink) {
+  const size_t n = s.size();
+  auto starts_ok = [&](size_t at) {
+    if (at == 0) return true;
+    const char p = s[at - 1];
+    if (IsAsciiWord(p) || In(p, "./#-")) return false;
+    return !(p == ':' && at >= 2 && IsDigit(s[at - 2]));
+  };
+  size_t i = 0;
+  while (i < n) {
+    size_t digits = 0;
+    if (s[i] == '-' && i + 1 < n && IsDigit(s[i + 1]) && starts_ok(i)) {
+      digits = i + 1;
+    } else if (IsDigit(s[i]) && starts_ok(i)) {
+      digits = i;
+    } else {
+      ++i;
+      continue;
+    }
+    size_t j = digits;
+    while (j < n && IsDigit(s[j])) ++j;
+    if (j - digits <= 3) {  // thousands groups: 1,234,567
+      while (j + 3 < n && s[j] == ',' && IsDigit(s[j + 1]) && IsDigit(s[j + 2]) &&
+             IsDigit(s[j + 3]) && (j + 4 == n || !IsDigit(s[j + 4]))) {
+        j += 4;
+      }
+    }
+    if (j + 1 < n && s[j] == '.' && IsDigit(s[j + 1])) {
+      ++j;
+      while (j < n && IsDigit(s[j])) ++j;
+    }
+    if (j < n && s[j] == '%') ++j;
+    const bool glued =
+        j < n && (IsAsciiWord(s[j]) || (In(s[j], ".-/:") && j + 1 < n && IsDigit(s[j + 1])));
+    if (!glued) sink(s.substr(i, j - i));
+    i = j;
+  }
+}
+
+void Scan(std::string_view text, Kind kind, const TokenSink& sink) {
+  switch (kind) {
+    case Kind::kDate:
+      return ScanDates(text, sink);
+    case Kind::kUrl:
+      return ScanUrls(text, sink);
+    case Kind::kRef:
+      return ScanRefs(text, sink);
+    case Kind::kHash:
+      return ScanHashes(text, sink);
+    case Kind::kPath:
+      return ScanPaths(text, sink);
+    case Kind::kNumber:
+      return ScanNumbers(text, sink);
+    case Kind::kUnknown:
+      return;
+  }
+}
+
+// The form a token is compared in: hashes ignore case, everything else is exact.
+std::string Normal(Kind kind, std::string_view token) {
+  std::string out(token);
+  if (kind == Kind::kHash) std::transform(out.begin(), out.end(), out.begin(), Lower);
+  return out;
+}
+
+std::string_view TrimSpaces(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& AllTokenKinds() {
+  static const std::vector<std::string> kinds = {"date", "url", "ref", "hash", "path", "number"};
+  return kinds;
+}
+
+const std::vector<std::string>& DefaultTokenKinds() {
+  static const std::vector<std::string> kinds = {"date", "url", "ref", "hash"};
+  return kinds;
+}
+
+Result<std::vector<std::string>> ParseTokenKinds(std::string_view csv) {
+  std::vector<std::string> kinds;
+  size_t pos = 0;
+  while (pos <= csv.size()) {
+    const size_t comma = std::min(csv.find(',', pos), csv.size());
+    const std::string_view name = TrimSpaces(csv.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (name.empty()) continue;
+    if (KindOf(name) == Kind::kUnknown) {
+      return Status::Error("usage", "unknown token kind \"" + std::string(name) +
+                                        "\"; use date, url, ref, hash, path or number");
+    }
+    if (std::find(kinds.begin(), kinds.end(), name) == kinds.end()) kinds.emplace_back(name);
+  }
+  if (kinds.empty()) {
+    return Status::Error("usage",
+                         "the token kind list is empty; name one or more of date, url, ref, "
+                         "hash, path, number");
+  }
+  return kinds;
+}
+
+std::vector<std::string> ExtractTokens(std::string_view text, std::string_view kind) {
+  std::vector<std::string> tokens;
+  Scan(text, KindOf(kind), [&](std::string_view token) { tokens.emplace_back(token); });
+  return tokens;
+}
+
+GroundingResult Ground(std::string_view claim, const std::vector<std::string_view>& evidence,
+                       const std::vector<std::string>& kinds) {
+  GroundingResult result;
+  std::vector<std::string> done;
+  for (const std::string& name : kinds) {
+    const Kind kind = KindOf(name);
+    if (kind == Kind::kUnknown) continue;
+    if (std::find(done.begin(), done.end(), name) != done.end()) continue;
+    done.push_back(name);
+
+    std::set<std::string> claimed;
+    Scan(claim, kind, [&](std::string_view token) { claimed.emplace(token); });
+    result.checked += claimed.size();
+    if (claimed.empty()) continue;  // nothing to look up: skip reading the evidence
+
+    std::unordered_set<std::string> known;
+    for (std::string_view text : evidence) {
+      Scan(text, kind, [&](std::string_view token) { known.insert(Normal(kind, token)); });
+    }
+    for (const std::string& token : claimed) {
+      if (!known.contains(Normal(kind, token))) result.ungrounded.emplace_back(name, token);
+    }
+  }
+  result.grounded = result.ungrounded.empty();
+  return result;
+}
+
+std::vector<std::string> GroundingReasons(const GroundingResult& result) {
+  std::vector<std::string> reasons;
+  reasons.reserve(result.ungrounded.size());
+  for (const auto& [kind, token] : result.ungrounded) {
+    reasons.push_back(kind + " not in evidence: " + token);
+  }
+  return reasons;
+}
+
+const std::vector<std::string>& DefaultExcludedKeys() {
+  static const std::vector<std::string> keys = {"system_prompt", "policy", "seed", "history",
+                                                "constitution"};
+  return keys;
+}
+
+Result<std::string> JsonEvidenceText(std::string_view json, std::string_view label,
+                                     const std::vector<std::string>& extra_excluded_keys) {
+  if (json.substr(0, 3) == "\xEF\xBB\xBF") json.remove_prefix(3);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Error("corrupt", "evidence " + std::string(label) + " is not valid JSON: " +
+                                        e.what() + "; fix the file or pass it as text");
+  }
+  std::unordered_set<std::string> excluded(DefaultExcludedKeys().begin(),
+                                           DefaultExcludedKeys().end());
+  excluded.insert(extra_excluded_keys.begin(), extra_excluded_keys.end());
+
+  // An explicit stack: evidence nesting depth must not become C++ recursion depth.
+  std::string text;
+  std::vector<const nlohmann::json*> pending = {&doc};
+  while (!pending.empty()) {
+    const nlohmann::json* value = pending.back();
+    pending.pop_back();
+    if (value->is_object()) {
+      for (auto it = value->begin(); it != value->end(); ++it) {
+        if (!excluded.contains(it.key())) pending.push_back(&it.value());
+      }
+    } else if (value->is_array()) {
+      for (const auto& item : *value) pending.push_back(&item);
+    } else if (value->is_string()) {
+      text.append(value->get_ref<const std::string&>()).push_back('\n');
+    } else if (value->is_number()) {
+      text.append(value->dump()).push_back('\n');
+    }
+  }
+  return text;
+}
+
+Result<std::string> LoadEvidence(FileSystem& fs, const std::string& path,
+                                 const std::vector<std::string>& extra_excluded_keys) {
+  Result<std::string> content = fs.ReadFile(path);
+  if (!content.ok()) return content.status();
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(), Lower);
+  if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) {
+    return JsonEvidenceText(*content, path, extra_excluded_keys);
+  }
+  return content;
+}
+
+}  // namespace devflow

@@ -1,0 +1,196 @@
+// The built-in grounding checker: prompt in, one fenced JSON verdict out (SPEC §6).
+#include "checker/grounding_checker.h"
+
+#include <istream>
+#include <iterator>
+#include <optional>
+#include <ostream>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "checker/grounding.h"
+#include "checker/prompt.h"
+
+namespace devflow {
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: devflow-gate checker grounding [--claim-kind KIND] [--kinds date,url,ref,hash,...]";
+
+struct Options {
+  std::optional<std::string> claim_kind;
+  std::vector<std::string> kinds = DefaultTokenKinds();
+  bool help = false;
+};
+
+bool IsArtifactKind(std::string_view kind) {
+  if (kind.empty()) return false;
+  for (size_t i = 0; i < kind.size(); ++i) {
+    const char c = kind[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (i > 0 && c == '-');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<Options> ParseArgs(const std::vector<std::string>& args) {
+  Options options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      continue;
+    }
+    std::string name = arg;
+    std::optional<std::string> value;
+    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    }
+    if (name != "--claim-kind" && name != "--kinds") {
+      return Status::Error("usage", "unknown option \"" + arg + "\"");
+    }
+    if (!value) {
+      if (i + 1 >= args.size()) return Status::Error("usage", name + " needs a value");
+      value = args[++i];
+    }
+    if (name == "--claim-kind") {
+      if (!IsArtifactKind(*value)) {
+        return Status::Error("usage", "--claim-kind \"" + *value +
+                                          "\" is not an artifact kind (lowercase letters, digits "
+                                          "and '-', starting with a letter or digit)");
+      }
+      options.claim_kind = *value;
+    } else {
+      Result<std::vector<std::string>> kinds = ParseTokenKinds(*value);
+      if (!kinds.ok()) return kinds.status();
+      options.kinds = std::move(kinds).value();
+    }
+  }
+  return options;
+}
+
+std::string Noun(std::string_view kind) {
+  if (kind == "url") return "URL";
+  if (kind == "ref") return "ticket ref";
+  if (kind == "path") return "file path";
+  return std::string(kind);
+}
+
+// "date, URL, ticket ref and hash" (or "... or hash" with `last_word` = "or").
+std::string NounList(const std::vector<std::string>& kinds, std::string_view last_word) {
+  std::string out;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    if (i > 0) out += i + 1 == kinds.size() ? " " + std::string(last_word) + " " : ", ";
+    out += Noun(kinds[i]);
+  }
+  return out;
+}
+
+std::string Label(const PromptInput& input) {
+  return input.kind + " (rev " + std::to_string(input.rev) + ")";
+}
+
+void WriteVerdict(std::ostream& out, bool allow, const std::string& summary,
+                  const std::vector<std::string>& findings,
+                  const std::optional<std::string>& nonce) {
+  nlohmann::ordered_json block;
+  block["verdict"] = allow ? "allow" : "veto";
+  block["summary"] = summary;
+  block["findings"] = findings;
+  if (nonce) block["nonce"] = *nonce;
+  out << "\n```json\n"
+      << block.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n```\n";
+}
+
+}  // namespace
+
+int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+                        std::ostream& err) {
+  Result<Options> options = ParseArgs(args);
+  if (!options.ok()) {
+    err << "devflow-gate checker grounding: " << options.status().message() << "; " << kUsage
+        << "\n";
+    return 2;
+  }
+  if (options->help) {
+    out << kUsage << "\n"
+        << "Reads an agent-gate prompt on stdin, grounds the newest input of the claim kind "
+           "against the card and the other inputs, and replies with one fenced JSON verdict.\n";
+    return 0;
+  }
+
+  const std::string prompt{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  Result<PromptParts> parsed = ParsePrompt(prompt);
+  if (!parsed.ok()) {
+    err << "devflow-gate checker grounding: " << parsed.status().message() << "\n";
+    return 2;
+  }
+  const PromptParts& parts = *parsed;
+  out << "grounding checker: card " << parts.card_id << ", edge " << parts.edge << "\n";
+
+  // The claim: the newest input of the claim kind (the later one on equal revisions).
+  std::optional<size_t> claim;
+  const std::string claim_kind =
+      options->claim_kind.value_or(parts.inputs.empty() ? std::string() : parts.inputs.back().kind);
+  for (size_t i = 0; i < parts.inputs.size(); ++i) {
+    if (parts.inputs[i].kind == claim_kind &&
+        (!claim || parts.inputs[i].rev >= parts.inputs[*claim].rev)) {
+      claim = i;
+    }
+  }
+  if (!claim) {
+    std::string present;
+    for (const PromptInput& input : parts.inputs) {
+      present += (present.empty() ? "" : ", ") + Label(input);
+    }
+    const std::string what = claim_kind.empty() ? std::string("the prompt carries no input")
+                                                : "the prompt carries no " + claim_kind + " input";
+    out << "claim: missing (" << what << ")\n";
+    const std::string summary =
+        (claim_kind.empty() ? std::string("the claim artifact is missing")
+                            : "the claim artifact " + claim_kind + " is missing") +
+        " from the prompt, so nothing could be grounded";
+    WriteVerdict(out, false, summary,
+                 {what + (present.empty() ? "" : " (inputs: " + present + ")")}, parts.nonce);
+    return 0;
+  }
+
+  const PromptInput& claim_input = parts.inputs[*claim];
+  std::vector<std::string_view> evidence = {parts.title, parts.body};
+  std::string evidence_inputs;
+  for (size_t i = 0; i < parts.inputs.size(); ++i) {
+    if (i == *claim) continue;
+    evidence.push_back(parts.inputs[i].content);
+    evidence_inputs += ", " + Label(parts.inputs[i]);
+  }
+  const GroundingResult result = Ground(claim_input.content, evidence, options->kinds);
+  const std::vector<std::string> reasons = GroundingReasons(result);
+
+  std::string kinds_text;
+  for (const std::string& kind : options->kinds)
+    kinds_text += (kinds_text.empty() ? "" : ", ") + kind;
+  out << "claim: " << Label(claim_input) << ", " << claim_input.content.size() << " bytes\n"
+      << "evidence: card title and body" << evidence_inputs << "\n"
+      << "kinds: " << kinds_text << "\n"
+      << result.checked << " distinct specific(s) in the claim, " << reasons.size()
+      << " ungrounded\n";
+  for (const std::string& reason : reasons) out << "  - " << reason << "\n";
+
+  if (result.grounded) {
+    const std::string summary =
+        result.checked == 0 ? Label(claim_input) + " cites no " + NounList(options->kinds, "or") +
+                                  ", so there is nothing to ground"
+                            : "every " + NounList(options->kinds, "and") + " in " +
+                                  Label(claim_input) + " appears in the evidence";
+    WriteVerdict(out, true, summary, {}, parts.nonce);
+  } else {
+    const std::string summary = std::to_string(reasons.size()) + " ungrounded specific" +
+                                (reasons.size() == 1 ? "" : "s") + " in " + Label(claim_input);
+    WriteVerdict(out, false, summary, reasons, parts.nonce);
+  }
+  return 0;
+}
+
+}  // namespace devflow

@@ -1,0 +1,570 @@
+// The only translation unit that includes Boost.Asio / Boost.Process v2 (cpp-notes §1.3).
+// Spawning follows cpp-notes §1.4 option (B): Process v2 with custom initializers that give the
+// child its own process group, default signals, PR_SET_PDEATHSIG and no inherited fd (the
+// 1.81 launcher leaks every host fd, boostorg/process#360).
+#include "checker/subprocess.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/writable_pipe.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/process/v2/default_launcher.hpp>
+#include <boost/process/v2/environment.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/start_dir.hpp>
+#include <boost/process/v2/stdio.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+namespace devflow {
+namespace {
+
+namespace asio = boost::asio;
+namespace bp2 = boost::process::v2;
+using Ms = std::chrono::milliseconds;
+
+Status Fault(std::string message) { return Status::Error("fault", std::move(message)); }
+
+std::string ErrorText(int err) { return std::system_category().message(err); }
+
+Status StartFault(const std::string& program, const std::string& problem) {
+  return Fault("cannot start checker \"" + program + "\": " + problem);
+}
+
+// ---- Child-side initializers (run between fork and exec; async-signal-safe calls only) ----
+
+// pgid == pid, so kill(-pgid, sig) reaches the checker and everything it forks.
+struct NewProcessGroup {
+  template <class Launcher>
+  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
+    return ::setpgid(0, 0) ? bp2::error_code(errno, bp2::system_category()) : bp2::error_code{};
+  }
+};
+
+// SIG_IGN survives exec: undo the host's SIGPIPE ignore (and any other), clear the mask.
+struct ResetSignals {
+  template <class Launcher>
+  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);  // EINVAL for glibc-internal
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    return {};
+  }
+};
+
+// The checker dies with the host (cpp-notes §1.5 item 6); getppid() closes the race where the
+// host died before prctl ran.
+struct DieWithHost {
+  pid_t host_pid;
+  template <class Launcher>
+  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return {errno, bp2::system_category()};
+    if (::getppid() != host_pid) return {ESRCH, bp2::system_category()};
+    return {};
+  }
+};
+
+// Works around the 1.81 fd leak: must come AFTER process_stdio, whose dup2 onto 0/1/2 clears
+// CLOEXEC there. CLOEXEC (not close) keeps the launcher's exec-error pipe working.
+struct CloexecAllFds {
+  template <class Launcher>
+  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
+    return ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC)
+               ? bp2::error_code(errno, bp2::system_category())
+               : bp2::error_code{};
+  }
+};
+
+// The 1.81 launcher ends a child whose exec failed with exit(), which would run the host's
+// atexit handlers and flush its stdio buffers a second time; _exit instead. (Its detection
+// probes a 5-argument call and then makes a 4-argument one, hence the variadic member.)
+struct QuietExecFailure {
+  template <class... A>
+  void on_exec_error(A&&...) {
+    ::_exit(127);
+  }
+};
+
+// ---- Small RAII pieces ----
+
+// A pipe whose both ends are O_CLOEXEC in the host; the child end is dup2'ed onto 0/1/2.
+struct HostPipe {
+  int fds[2] = {-1, -1};
+  ~HostPipe() { CloseBoth(); }
+  bool Open() { return ::pipe2(fds, O_CLOEXEC) == 0; }
+  void Close(int i) {
+    if (fds[i] >= 0) ::close(fds[i]);
+    fds[i] = -1;
+  }
+  void CloseBoth() {
+    Close(0);
+    Close(1);
+  }
+  int Release(int i) { return std::exchange(fds[i], -1); }
+};
+
+// Removes the scratch dir with everything the checker left in it, even read-only subdirs.
+class ScratchDir {
+ public:
+  ~ScratchDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+    if (!ec) return;
+    for (auto it = std::filesystem::recursive_directory_iterator(path_, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code ignored;
+      if (it->is_directory(ignored) && !it->is_symlink(ignored)) {
+        std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all,
+                                     std::filesystem::perm_options::add, ignored);
+      }
+    }
+    std::filesystem::remove_all(path_, ec);
+  }
+  /// mkdtemp under `parent`; false (with errno) on failure.
+  bool Create(const std::string& parent) {
+    std::string tmpl = parent + "/devflow-gate-checker-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) return false;
+    path_ = tmpl;
+    return true;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// ---- Process-group housekeeping ----
+
+// State letter of /proc/<pid>/stat and its pgrp; false when the process is gone.
+bool ReadProcStat(pid_t pid, char* state, pid_t* pgrp) {
+  std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* close_paren = ::strrchr(buf, ')');  // comm may contain spaces and parens
+  if (!close_paren) return false;
+  int ppid = 0, group = 0;
+  if (std::sscanf(close_paren + 1, " %c %d %d", state, &ppid, &group) != 3) return false;
+  *pgrp = group;
+  return true;
+}
+
+// True while some member of the group is still running (a zombie does not count: on this
+// machine PID 1 may never reap re-parented orphans, cpp-notes §1.5 item 7).
+bool GroupHasLiveMember(pid_t pgid) {
+  if (::kill(-pgid, 0) != 0 && errno == ESRCH) return false;
+  DIR* dir = ::opendir("/proc");
+  if (!dir) return false;
+  bool live = false;
+  while (dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char state = 0;
+    pid_t pgrp = 0;
+    if (ReadProcStat(static_cast<pid_t>(pid), &state, &pgrp) && pgrp == pgid && state != 'Z' &&
+        state != 'X') {
+      live = true;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return live;
+}
+
+// Reaps whatever members of the group are our own children (WNOHANG: never blocks).
+void ReapGroup(pid_t pgid) {
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PGID, static_cast<id_t>(pgid), &info, WEXITED | WNOHANG) != 0) return;
+    if (info.si_pid == 0) return;  // members left, none exited yet
+  }
+}
+
+// Kills the group until nothing of it runs any more, bounded by `limit`.
+void EndGroup(pid_t pgid, Ms limit) {
+  auto give_up = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    ::kill(-pgid, SIGKILL);
+    ReapGroup(pgid);
+    if (!GroupHasLiveMember(pgid) || std::chrono::steady_clock::now() >= give_up) return;
+    std::this_thread::sleep_for(Ms(2));
+  }
+}
+
+// Ends the group when the check is over, however it ends.
+struct GroupEnd {
+  pid_t pgid;
+  Ms limit;
+  void Now() {
+    if (pgid > 0) EndGroup(pgid, limit);
+    pgid = 0;
+  }
+  ~GroupEnd() { Now(); }
+};
+
+std::string SignalName(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : std::to_string(sig);
+}
+
+// Last non-blank line of the stderr tail, trimmed of surrounding whitespace.
+std::string LastStderrLine(const std::string& tail) {
+  auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+  };
+  size_t end = tail.size();
+  while (end > 0) {
+    size_t start = tail.rfind('\n', end - 1);
+    start = start == std::string::npos ? 0 : start + 1;
+    size_t a = start, b = end;
+    while (a < b && is_space(tail[a])) ++a;
+    while (b > a && is_space(tail[b - 1])) --b;
+    if (a < b) return tail.substr(a, b - a);
+    end = start == 0 ? 0 : start - 1;
+  }
+  return "";
+}
+
+const char* HostEnv(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : nullptr;
+}
+
+bool IsReservedName(const std::string& name) {
+  return name == "PATH" || name == "HOME" || name == "TMPDIR" || name == "LANG" ||
+         name.rfind("DEVFLOW_GATE_", 0) == 0;
+}
+
+// The checker's whole environment (SPEC §5): nothing else of the host leaks.
+std::vector<std::string> CheckerEnvironment(const ProviderConfig& provider,
+                                            const CheckRequest& request, const std::string& scratch,
+                                            const std::string& path) {
+  const char* lang = HostEnv("LANG");
+  std::vector<std::string> env = {
+      "PATH=" + path,
+      "HOME=" + scratch,
+      "TMPDIR=" + scratch,
+      std::string("LANG=") + (lang && *lang ? lang : "C.UTF-8"),
+      "DEVFLOW_GATE_CARD=" + request.card_id,
+      "DEVFLOW_GATE_EDGE=" + request.edge,
+      "DEVFLOW_GATE_ROOT=" + request.root,
+  };
+  std::vector<std::string> seen;
+  for (const std::string& name : provider.env) {
+    // The scratch HOME/TMPDIR and the gate's own variables win over a provider's wish.
+    if (name.empty() || name.find('=') != std::string::npos || IsReservedName(name)) continue;
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    if (const char* value = HostEnv(name.c_str())) env.push_back(name + "=" + value);
+  }
+  return env;
+}
+
+// One running check: the event loop state of Dispatch.
+struct Run {
+  explicit Run(const SubprocessOptions& options, const CheckRequest& request)
+      : options(options),
+        request(request),
+        stdin_pipe(ctx),
+        stdout_pipe(ctx),
+        stderr_pipe(ctx),
+        deadline(ctx),
+        term_timer(ctx),
+        eof_timer(ctx) {}
+
+  const SubprocessOptions& options;
+  const CheckRequest& request;
+  asio::io_context ctx;
+  asio::writable_pipe stdin_pipe;
+  asio::readable_pipe stdout_pipe;
+  asio::readable_pipe stderr_pipe;
+  asio::steady_timer deadline;
+  asio::steady_timer term_timer;
+  asio::steady_timer eof_timer;
+  pid_t pgid = 0;
+
+  bool stdin_done = false, stdout_done = false, stderr_done = false, exited = false;
+  bool timed_out = false, reply_over = false;
+  int native_status = 0;
+  std::string reply;
+  std::string stderr_tail;
+  std::array<char, 64 * 1024> out_buf{}, err_buf{};
+
+  bool Finished() const { return exited && stdin_done && stdout_done && stderr_done; }
+
+  void ClosePipes() {
+    boost::system::error_code ignored;
+    stdin_pipe.close(ignored);
+    stdout_pipe.close(ignored);
+    stderr_pipe.close(ignored);
+  }
+
+  void WritePrompt() {
+    if (request.prompt.empty()) {
+      boost::system::error_code ignored;
+      stdin_pipe.close(ignored);
+      stdin_done = true;
+      return;
+    }
+    // EPIPE (the checker closed stdin early) just ends the write; its reply still counts.
+    asio::async_write(stdin_pipe, asio::buffer(request.prompt),
+                      [this](const boost::system::error_code&, size_t) {
+                        boost::system::error_code ignored;
+                        stdin_pipe.close(ignored);
+                        stdin_done = true;
+                      });
+  }
+
+  void ReadStdout() {
+    stdout_pipe.async_read_some(
+        asio::buffer(out_buf), [this](const boost::system::error_code& ec, size_t n) {
+          if (ec) {
+            stdout_done = true;
+            return;
+          }
+          if (static_cast<int64_t>(reply.size() + n) > request.max_reply_bytes) {
+            reply_over = true;
+            ::kill(-pgid, SIGKILL);
+            boost::system::error_code ignored;
+            stdout_pipe.close(ignored);
+            stdout_done = true;
+            return;
+          }
+          reply.append(out_buf.data(), n);
+          ReadStdout();
+        });
+  }
+
+  void ReadStderr() {
+    stderr_pipe.async_read_some(
+        asio::buffer(err_buf), [this](const boost::system::error_code& ec, size_t n) {
+          if (ec) {
+            stderr_done = true;
+            return;
+          }
+          stderr_tail.append(err_buf.data(), n);
+          const size_t keep = static_cast<size_t>(std::max<int64_t>(options.stderr_tail_bytes, 1));
+          if (stderr_tail.size() > 2 * keep) stderr_tail.erase(0, stderr_tail.size() - keep);
+          ReadStderr();
+        });
+  }
+
+  void ArmDeadline() {
+    deadline.expires_after(Ms(std::max<int64_t>(request.timeout_ms, 0)));
+    deadline.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || Finished()) return;
+      timed_out = true;
+      if (exited) {  // only the EOF grace was left: stop waiting now
+        ClosePipes();
+        return;
+      }
+      ::kill(-pgid, SIGTERM);
+      term_timer.expires_after(Ms(options.term_grace_ms));
+      term_timer.async_wait([this](const boost::system::error_code& ec2) {
+        if (!ec2) ::kill(-pgid, SIGKILL);
+      });
+    });
+  }
+
+  template <class Process>
+  void AwaitExit(Process& proc) {
+    proc.async_wait([this, &proc](const boost::system::error_code& ec, int) {
+      exited = true;
+      // An error here means the wait itself failed; report it as a kill, never as success.
+      native_status = ec ? SIGKILL : proc.native_exit_code();
+      term_timer.cancel();
+      // Whatever the checker left behind in its group dies with it (cpp-notes §1.5 item 4).
+      ::kill(-pgid, SIGKILL);
+      ReapGroup(pgid);
+      eof_timer.expires_after(Ms(options.eof_grace_ms));
+      eof_timer.async_wait([this](const boost::system::error_code& ec2) {
+        if (!ec2) ClosePipes();
+      });
+    });
+  }
+
+  void Loop() {
+    while (!Finished()) {
+      if (ctx.run_one() == 0) break;  // nothing left to wait for (should not happen)
+    }
+    deadline.cancel();
+    term_timer.cancel();
+    eof_timer.cancel();
+    ClosePipes();
+  }
+
+  Status Outcome() const {
+    if (timed_out) {
+      return Fault("the checker exceeded checkTimeoutMs (" + std::to_string(request.timeout_ms) +
+                   "ms)");
+    }
+    if (reply_over) {
+      return Fault("the checker reply exceeded " + std::to_string(request.max_reply_bytes) +
+                   " bytes");
+    }
+    if (WIFSIGNALED(native_status)) {
+      return Fault("the checker ended with signal " + SignalName(WTERMSIG(native_status)));
+    }
+    int code = WIFEXITED(native_status) ? WEXITSTATUS(native_status) : 1;
+    if (code != 0) {
+      std::string line = LastStderrLine(stderr_tail);
+      return Fault("the checker ended with exit code " + std::to_string(code) +
+                   (line.empty() ? "" : ": " + line));
+    }
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+SubprocessChecker::SubprocessChecker(std::vector<ProviderConfig> providers, std::string self_path,
+                                     SubprocessOptions options)
+    : self_path_(std::move(self_path)), options_(std::move(options)) {
+  for (ProviderConfig& p : providers) {
+    std::string name = p.name;
+    providers_.emplace(std::move(name), std::move(p));  // first definition wins
+  }
+}
+
+Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
+  auto found = providers_.find(request.provider);
+  if (found == providers_.end()) {
+    return Fault("subagent provider \"" + request.provider + "\" is not registered");
+  }
+  const ProviderConfig& provider = found->second;
+  // A checker that exits before reading its prompt must not kill the host (cpp-notes §1.5.1).
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::vector<std::string> argv;
+  if (provider.builtin) {
+    argv = {self_path_, "checker", *provider.builtin};
+    argv.insert(argv.end(), provider.args.begin(), provider.args.end());
+  } else {
+    argv = provider.command;
+  }
+  if (argv.empty() || argv[0].empty()) {
+    return Fault("cannot start checker for provider \"" + provider.name +
+                 "\": it has no command; set providers." + provider.name + ".command");
+  }
+  const std::string& program = argv[0];
+
+  try {
+    const char* host_path = HostEnv("PATH");
+    const std::string path = host_path && *host_path ? host_path : "/usr/local/bin:/usr/bin:/bin";
+
+    bp2::filesystem::path executable;
+    if (program.find('/') != std::string::npos) {
+      executable = program;  // relative paths resolve against the workspace (chdir before exec)
+    } else {
+      std::vector<bp2::environment::key_value_pair> search_env = {{"PATH", path}};
+      executable = bp2::environment::find_executable(program, search_env);
+      if (executable.empty()) return StartFault(program, ErrorText(ENOENT));
+    }
+
+    if (!request.workspace.empty()) {
+      struct stat st {};
+      int problem = ::stat(request.workspace.c_str(), &st) != 0 ? errno
+                    : S_ISDIR(st.st_mode)                       ? 0
+                                                                : ENOTDIR;
+      if (problem != 0) {
+        return StartFault(program, "workspace " + request.workspace + ": " + ErrorText(problem));
+      }
+    }
+
+    const char* tmp = HostEnv("TMPDIR");
+    std::string parent = !options_.scratch_parent.empty() ? options_.scratch_parent
+                         : (tmp && *tmp)                  ? std::string(tmp)
+                                                          : std::string("/tmp");
+    ScratchDir scratch;
+    if (!scratch.Create(parent)) {
+      return StartFault(program, "scratch dir in " + parent + ": " + ErrorText(errno));
+    }
+
+    std::vector<std::string> env = CheckerEnvironment(provider, request, scratch.path(), path);
+    std::vector<const char*> envp;
+    for (const std::string& e : env) envp.push_back(e.c_str());
+    envp.push_back(nullptr);
+
+    Run run(options_, request);
+    // Declared before the process handle so it runs after ~basic_process (which SIGKILLs and
+    // reaps only the direct child), on every path out, exceptions included.
+    GroupEnd group_end{0, Ms(options_.term_grace_ms + 1000)};
+    HostPipe in, out, err;
+    if (!in.Open() || !out.Open() || !err.Open()) return StartFault(program, ErrorText(errno));
+
+    bp2::posix::default_launcher launcher;
+    launcher.env = envp.data();
+    bp2::error_code ec;
+    std::vector<std::string> args(argv.begin() + 1, argv.end());
+    bp2::process_stdio stdio{in.fds[0], out.fds[1], err.fds[1]};
+    auto start = [&](auto&&... start_dir) {
+      return launcher(run.ctx.get_executor(), ec, executable, args, start_dir..., stdio,
+                      NewProcessGroup{}, ResetSignals{}, DieWithHost{::getpid()}, CloexecAllFds{},
+                      QuietExecFailure{});
+    };
+    auto proc = request.workspace.empty()
+                    ? start()
+                    : start(bp2::process_start_dir{bp2::filesystem::path(request.workspace)});
+    if (ec) {
+      if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the failed child
+      return StartFault(program, ErrorText(ec.value()));
+    }
+    run.pgid = proc.id();
+    group_end.pgid = run.pgid;
+    last_pgid_.store(run.pgid);
+    // Only the child keeps its ends: EOF on stdout/stderr then means the group closed them.
+    in.Close(0);
+    out.Close(1);
+    err.Close(1);
+    run.stdin_pipe.assign(in.fds[1]);
+    in.Release(1);
+    run.stdout_pipe.assign(out.fds[0]);
+    out.Release(0);
+    run.stderr_pipe.assign(err.fds[0]);
+    err.Release(0);
+
+    run.ArmDeadline();
+    run.AwaitExit(proc);
+    run.WritePrompt();
+    run.ReadStdout();
+    run.ReadStderr();
+    run.Loop();
+    group_end.Now();
+
+    Status outcome = run.Outcome();
+    if (!outcome.ok()) return outcome;
+    return CheckReply{std::move(run.reply)};
+  } catch (const std::exception& e) {  // Asio/Process throw; nothing crosses the module edge
+    return Fault("cannot run checker \"" + program + "\": " + e.what());
+  }
+}
+
+}  // namespace devflow

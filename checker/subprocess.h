@@ -1,0 +1,75 @@
+// The checker as a one-shot subprocess (SPEC §5 "Checker = subprocess", cpp-notes §1.4/§1.5).
+// This header is plain C++: Boost.Asio / Boost.Process v2 live only in checker/subprocess.cc,
+// the one translation unit that pays their compile cost (cpp-notes §1.3).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "checker/dispatch.h"
+#include "config/config.h"
+
+namespace devflow {
+
+/// Tuning of SubprocessChecker. The defaults are the product's; tests shorten them.
+struct SubprocessOptions {
+  /// Grace between SIGTERM and SIGKILL to the checker's process group on a timeout (ms).
+  int64_t term_grace_ms = 1000;
+  /// How long to keep waiting for EOF on stdout/stderr after the direct child has been reaped
+  /// and its group killed; a grandchild that left the group (setsid) may still hold the pipes
+  /// (cpp-notes §1.5 item 4). In ms.
+  int64_t eof_grace_ms = 200;
+  /// How much of the end of stderr is kept for the fault message (bytes).
+  int64_t stderr_tail_bytes = 64 * 1024;
+  /// Parent of the per-check scratch directory (HOME and TMPDIR of the checker). Empty means
+  /// $TMPDIR, else /tmp.
+  std::string scratch_parent;
+};
+
+/// Runs a provider's checker as a subprocess: argv from the provider (`command`, or for
+/// `builtin: <name>` the argv `{self, "checker", <name>, args...}`), the prompt on stdin, the
+/// reply from stdout, stdin written and stdout/stderr drained concurrently.
+///
+/// The child runs in its own process group with default signal dispositions and an empty
+/// signal mask, no inherited fd above 2, PR_SET_PDEATHSIG(SIGKILL), cwd = the workspace, and
+/// a minimal environment: PATH (host's), HOME = TMPDIR = a fresh scratch dir (removed after the
+/// check), LANG (host's, else C.UTF-8), each provider `env` name set in the host, and
+/// DEVFLOW_GATE_CARD / DEVFLOW_GATE_EDGE / DEVFLOW_GATE_ROOT.
+///
+/// `timeout_ms` covers the whole check: on overrun the group gets SIGTERM, then SIGKILL after
+/// `term_grace_ms`. After the direct child is reaped the rest of its group is SIGKILLed and
+/// Dispatch waits (bounded) until no member of the group runs any more.
+///
+/// Faults (Status code "fault", SPEC §5), checked in this order:
+///  - `subagent provider "<name>" is not registered`
+///  - `cannot start checker "<program>": <OS error>` (also for a workspace that is not there)
+///  - `the checker exceeded checkTimeoutMs (<n>ms)` (from the host's own deadline flag)
+///  - `the checker reply exceeded <n> bytes` (stdout longer than `max_reply_bytes`)
+///  - `the checker ended with signal SIG<NAME>`
+///  - `the checker ended with exit code <n>` + `: <last non-blank stderr line>` if any.
+/// A checker that closes stdin without reading the whole prompt is not a fault by itself.
+///
+/// Dispatch may run concurrently from several threads; it ignores SIGPIPE process-wide.
+class SubprocessChecker : public CheckerDispatch {
+ public:
+  /// `providers`: the configured providers (copied). `self_path`: absolute path of the
+  /// devflow-gate binary, used for `builtin` providers.
+  SubprocessChecker(std::vector<ProviderConfig> providers, std::string self_path,
+                    SubprocessOptions options = {});
+
+  Result<CheckReply> Dispatch(const CheckRequest& request) override;
+
+  /// Test hook: the process group id of the most recent checker started (0 before any).
+  int last_pgid() const { return last_pgid_.load(); }
+
+ private:
+  std::map<std::string, ProviderConfig> providers_;
+  std::string self_path_;
+  SubprocessOptions options_;
+  std::atomic<int> last_pgid_{0};
+};
+
+}  // namespace devflow

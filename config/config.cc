@@ -1,0 +1,954 @@
+#include "config/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <exception>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "host/os.h"
+
+namespace devflow {
+
+const AgentEdgeConfig* AgentGateConfig::Find(const Edge& e) const {
+  for (const auto& edge : edges) {
+    if (edge.edge == e) return &edge;
+  }
+  return nullptr;
+}
+
+const ArtifactKindConfig* ArtifactGateConfig::FindKind(const std::string& kind) const {
+  for (const auto& k : kinds) {
+    if (k.kind == kind) return &k;
+  }
+  return nullptr;
+}
+
+const ProviderConfig* GateConfig::FindProvider(const std::string& name) const {
+  for (const auto& p : providers) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+namespace {
+
+constexpr std::string_view kAgentGateId = "devflow-agent-gate";
+constexpr std::string_view kArtifactGateId = "devflow-artifact-gate";
+constexpr std::string_view kGroundingGateId = "devflow-grounding-gate";
+constexpr std::string_view kKnownPluginIds =
+    "devflow-agent-gate, devflow-artifact-gate, devflow-grounding-gate";
+constexpr std::string_view kKindGrammar =
+    "kinds use lowercase letters, digits and dashes and start with a letter or digit";
+const std::vector<std::string> kGroundingTokenKinds = {"date", "url",    "ref",      "hash",
+                                                       "path", "number", "date-text"};
+
+/// JSON-quotes a string the way upstream messages do (JSON.stringify).
+std::string Quote(std::string_view s) {
+  return nlohmann::json(std::string(s))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// Upstream interpolates edge keys between literal quotes (not JSON.stringify).
+std::string EdgeItem(const std::string& key) { return "edges[\"" + key + "\"]"; }
+
+std::string_view Trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n\f\v";
+  size_t b = s.find_first_not_of(kSpace);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(kSpace);
+  return s.substr(b, e - b + 1);
+}
+
+bool IsBlank(std::string_view s) { return Trim(s).empty(); }
+
+// The YAML 1.2 core schema's plain-scalar forms (hand-written: std::regex is slow to build and
+// trips -Wmaybe-uninitialized in libstdc++ 12).
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool AllOf(std::string_view s, bool (*pred)(char)) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), pred);
+}
+std::string_view WithoutSign(std::string_view s) {
+  return (!s.empty() && (s[0] == '-' || s[0] == '+')) ? s.substr(1) : s;
+}
+bool IsNullWord(std::string_view s) {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+bool IsBoolWord(std::string_view s) {
+  return s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE";
+}
+bool IsIntWord(std::string_view s) {
+  if (s.starts_with("0o")) {
+    return AllOf(s.substr(2), [](char c) { return c >= '0' && c <= '7'; });
+  }
+  if (s.starts_with("0x")) return AllOf(s.substr(2), IsHexDigit);
+  return AllOf(WithoutSign(s), IsDigit);
+}
+/// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? | [-+]?\.(inf|Inf|INF) | \.(nan|NaN|NAN)
+bool IsFloatWord(std::string_view s) {
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return true;
+  std::string_view m = WithoutSign(s);
+  if (m == ".inf" || m == ".Inf" || m == ".INF") return true;
+  size_t i = 0, int_digits = 0, frac_digits = 0;
+  while (i < m.size() && IsDigit(m[i])) ++i, ++int_digits;
+  if (i < m.size() && m[i] == '.') {
+    ++i;
+    while (i < m.size() && IsDigit(m[i])) ++i, ++frac_digits;
+    if (int_digits == 0 && frac_digits == 0) return false;
+  } else if (int_digits == 0) {
+    return false;
+  }
+  if (i < m.size() && (m[i] == 'e' || m[i] == 'E')) {
+    return AllOf(WithoutSign(m.substr(i + 1)), IsDigit);
+  }
+  return i == m.size();
+}
+bool IsEnvName(std::string_view s) {
+  auto word = [](char c) {
+    return IsDigit(c) || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  };
+  return !s.empty() && !IsDigit(s[0]) && std::all_of(s.begin(), s.end(), word);
+}
+
+/// What a scalar means under the YAML 1.2 core schema (what upstream's JS loader sees):
+/// quoted and block scalars are strings; plain ones may be null, bool, int or float.
+enum class ScalarType { kNull, kBool, kInt, kFloat, kString };
+
+ScalarType Resolve(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return ScalarType::kNull;
+  if (n.Tag() != "?") {
+    if (n.Tag() == "tag:yaml.org,2002:null") return ScalarType::kNull;
+    if (n.Tag() == "tag:yaml.org,2002:bool") return ScalarType::kBool;
+    if (n.Tag() == "tag:yaml.org,2002:int") return ScalarType::kInt;
+    if (n.Tag() == "tag:yaml.org,2002:float") return ScalarType::kFloat;
+    return ScalarType::kString;
+  }
+  const std::string& s = n.Scalar();
+  if (IsNullWord(s)) return ScalarType::kNull;
+  if (IsBoolWord(s)) return ScalarType::kBool;
+  if (IsIntWord(s)) return ScalarType::kInt;
+  if (IsFloatWord(s)) return ScalarType::kFloat;
+  return ScalarType::kString;
+}
+
+bool IsString(const YAML::Node& n) { return n.IsScalar() && Resolve(n) == ScalarType::kString; }
+
+/// A non-null scalar's text (argv words and kinds may be written as plain numbers).
+bool IsText(const YAML::Node& n) { return n.IsScalar() && Resolve(n) != ScalarType::kNull; }
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string JoinWords(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    if (!out.empty()) out += ", ";
+    out += w;
+  }
+  return out;
+}
+
+/// One key/value of a YAML map, first occurrence only.
+struct Entry {
+  std::string key;
+  YAML::Node key_node;
+  YAML::Node value;
+};
+
+/// Collects every problem of one file as `<file>:<line>:<col>: <item>: <message>` lines.
+class Problems {
+ public:
+  explicit Problems(std::string file) : file_(std::move(file)) {}
+
+  /// `at` is the node the problem is about; a null value's mark is unreliable in yaml-cpp
+  /// (it points at the next token), so callers pass the key node for those.
+  void Add(const YAML::Node& at, const std::string& item, const std::string& message) {
+    AddAt(at.Mark(), item, message);
+  }
+  void AddAt(const YAML::Mark& mark, const std::string& item, const std::string& message) {
+    std::string line = file_;
+    if (!mark.is_null()) {
+      line += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+    }
+    line += ": ";
+    if (!item.empty()) line += item + ": ";
+    line += message;
+    lines_.push_back(std::move(line));
+  }
+  bool empty() const { return lines_.empty(); }
+  size_t size() const { return lines_.size(); }
+  std::string Joined() const {
+    std::string out;
+    for (const auto& l : lines_) {
+      if (!out.empty()) out += '\n';
+      out += l;
+    }
+    return out;
+  }
+
+ private:
+  std::string file_;
+  std::vector<std::string> lines_;
+};
+
+/// The node to report a value problem at: the value itself, or its key when the value is null.
+const YAML::Node& At(const Entry& e) {
+  return (e.value.IsNull() || e.value.Mark().is_null()) ? e.key_node : e.value;
+}
+
+class Loader {
+ public:
+  explicit Loader(const std::string& file) : problems_(file) {}
+
+  Problems& problems() { return problems_; }
+
+  /// The entries of map `node`, in file order. Reports duplicate keys (yaml-cpp keeps both
+  /// silently; we keep the first, as yaml-cpp's lookups do) and, when `allowed` is given,
+  /// keys outside it. `where` names the map inside the item (empty for the item itself).
+  std::vector<Entry> Entries(const YAML::Node& node, const std::string& item,
+                             const std::string& where, const std::vector<std::string>* allowed) {
+    // Entries are only ever copy-constructed, never assigned: YAML::Node's assignment writes
+    // through to the node it refers to and would rewrite the parsed tree.
+    std::vector<Entry> seen;
+    std::vector<Entry> out;
+    std::string in = where.empty() ? "" : " in " + where;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      // Copies: `it->` yields a temporary proxy, so a reference to its members would dangle.
+      const YAML::Node k = it->first;
+      const YAML::Node value = it->second;
+      if (!k.IsScalar()) {
+        problems_.Add(k, item, "a key" + in + " is not a plain string; use a scalar key");
+        continue;
+      }
+      const std::string& key = k.Scalar();
+      auto prev =
+          std::find_if(seen.begin(), seen.end(), [&](const Entry& e) { return e.key == key; });
+      if (prev != seen.end()) {
+        problems_.Add(k, item,
+                      "duplicate key " + Quote(key) + in + " (first at line " +
+                          std::to_string(prev->key_node.Mark().line + 1) + "); remove one of them");
+        continue;
+      }
+      seen.push_back({key, k, value});
+      if (allowed && std::find(allowed->begin(), allowed->end(), key) == allowed->end()) {
+        problems_.Add(k, item, UnknownKey(key, in, *allowed));
+        continue;
+      }
+      out.push_back({key, k, value});
+    }
+    return out;
+  }
+
+  static std::string UnknownKey(const std::string& key, const std::string& in,
+                                const std::vector<std::string>& allowed) {
+    std::string msg = "unknown key " + Quote(key) + in;
+    if (key == "<<") {
+      msg += " (YAML merge keys are not supported)";
+    } else {
+      std::string best;
+      size_t best_d = 3;
+      for (const auto& a : allowed) {
+        size_t d = EditDistance(key, a);
+        if (d < best_d) best_d = d, best = a;
+      }
+      if (!best.empty()) msg += " (did you mean " + Quote(best) + "?)";
+    }
+    return msg + "; allowed here: " + JoinWords(allowed);
+  }
+
+  static const Entry* FindEntry(const std::vector<Entry>& entries, std::string_view key) {
+    for (const auto& e : entries) {
+      if (e.key == key) return &e;
+    }
+    return nullptr;
+  }
+
+  // ---- top level ---------------------------------------------------------------------------
+
+  void Top(const YAML::Node& root, GateConfig& config) {
+    if (root.IsSequence()) {  // the original README's bare list form
+      Plugins(root, config);
+      return;
+    }
+    if (!root.IsMap()) {
+      problems_.Add(root, "",
+                    "the top level must be a map with providers: and plugins: (or a bare list of "
+                    "plugin entries)");
+      return;
+    }
+    static const std::vector<std::string> kTop = {"providers", "plugins"};
+    auto entries = Entries(root, "top level", "", &kTop);
+    for (const auto& e : entries) {
+      if (e.key == "providers") Providers(e, config);
+      if (e.key == "plugins") {
+        if (!e.value.IsSequence()) {
+          problems_.Add(At(e), "plugins",
+                        "must be a list of plugin entries ({id, name?, config?}), in waterfall "
+                        "order");
+        } else {
+          Plugins(e.value, config);
+        }
+      }
+    }
+    if (!FindEntry(entries, "plugins")) {
+      problems_.Add(root, "top level",
+                    "missing plugins: list; add plugins: with the gates to run, in order");
+    }
+  }
+
+  // ---- providers ---------------------------------------------------------------------------
+
+  void Providers(const Entry& e, GateConfig& config) {
+    if (e.value.IsNull()) return;
+    if (!e.value.IsMap()) {
+      problems_.Add(At(e), "providers",
+                    "must be a map of provider name to {builtin: grounding} or {command: [...]}");
+      return;
+    }
+    for (const auto& p : Entries(e.value, "providers", "", nullptr)) {
+      if (auto provider = Provider(p)) config.providers.push_back(std::move(*provider));
+    }
+  }
+
+  std::optional<ProviderConfig> Provider(const Entry& p) {
+    static const std::vector<std::string> kKeys = {"builtin", "command", "args", "env", "network"};
+    std::string item = "providers." + p.key;
+    ProviderConfig out;
+    out.name = p.key;
+    size_t before = problems_.size();
+    if (IsBlank(p.key)) problems_.Add(p.key_node, item, "a provider name must not be blank");
+    if (!p.value.IsMap()) {
+      problems_.Add(At(p), item,
+                    "must be a map with builtin: grounding or command: [program, args...]");
+      return std::nullopt;
+    }
+    auto entries = Entries(p.value, item, "", &kKeys);
+    const Entry* builtin = FindEntry(entries, "builtin");
+    const Entry* command = FindEntry(entries, "command");
+    const Entry* args = FindEntry(entries, "args");
+    if (builtin && command) {
+      problems_.Add(command->key_node, item, "set either builtin or command, not both");
+    } else if (!builtin && !command) {
+      problems_.Add(p.key_node, item,
+                    "needs builtin: grounding or command: [program, args...] (the checker to run)");
+    }
+    if (builtin) {
+      if (!IsString(builtin->value) || builtin->value.Scalar() != "grounding") {
+        std::string got = builtin->value.IsScalar() ? Quote(builtin->value.Scalar()) : "a list/map";
+        problems_.Add(At(*builtin), item,
+                      "builtin " + got + " is not a built-in checker; known: grounding");
+      } else {
+        out.builtin = builtin->value.Scalar();
+      }
+    }
+    if (command) {
+      const YAML::Node& v = command->value;
+      if (!v.IsSequence() || v.size() == 0) {
+        problems_.Add(At(*command), item,
+                      "command must be a non-empty list of program and arguments, e.g. [claude, "
+                      "-p]");
+      } else {
+        for (size_t i = 0; i < v.size(); ++i) {
+          if (!IsText(v[i]) || v[i].Scalar().empty()) {
+            problems_.Add(v[i].IsNull() ? command->key_node : v[i], item,
+                          "command[" + std::to_string(i) + "] must be a non-empty string");
+          } else {
+            out.command.push_back(v[i].Scalar());
+          }
+        }
+      }
+    }
+    if (args) {
+      if (!builtin) {
+        problems_.Add(args->key_node, item,
+                      "args is only allowed with builtin; put a command's arguments in command");
+      }
+      if (!args->value.IsSequence()) {
+        problems_.Add(At(*args), item, "args must be a list of strings");
+      } else {
+        for (size_t i = 0; i < args->value.size(); ++i) {
+          const YAML::Node& a = args->value[i];
+          if (!IsText(a)) {
+            problems_.Add(a.IsNull() ? args->key_node : a, item,
+                          "args[" + std::to_string(i) + "] must be a string");
+          } else {
+            out.args.push_back(a.Scalar());
+          }
+        }
+      }
+    }
+    if (const Entry* env = FindEntry(entries, "env")) {
+      if (!env->value.IsSequence()) {
+        problems_.Add(At(*env), item, "env must be a list of environment variable names");
+      } else {
+        for (size_t i = 0; i < env->value.size(); ++i) {
+          const YAML::Node& n = env->value[i];
+          if (!n.IsScalar() || !IsEnvName(n.Scalar())) {
+            std::string got = n.IsScalar() ? Quote(n.Scalar()) : "a list/map";
+            problems_.Add(n.IsNull() ? env->key_node : n, item,
+                          "env[" + std::to_string(i) + "] " + got +
+                              " is not an environment variable name (letters, digits and _, "
+                              "not starting with a digit)");
+          } else {
+            out.env.push_back(n.Scalar());
+          }
+        }
+      }
+    }
+    if (const Entry* network = FindEntry(entries, "network")) {
+      if (auto b = StrictBool(network->value)) {
+        out.network = *b;
+      } else {
+        problems_.Add(At(*network), item, "network must be true or false" + Got(network->value));
+      }
+    }
+    if (problems_.size() != before) return std::nullopt;
+    return out;
+  }
+
+  /// Only the literal plain scalars `true` / `false` (not yes/on/True, cpp-notes §2).
+  static std::optional<bool> StrictBool(const YAML::Node& n) {
+    if (!n.IsScalar() || n.Tag() != "?") return std::nullopt;
+    if (n.Scalar() == "true") return true;
+    if (n.Scalar() == "false") return false;
+    return std::nullopt;
+  }
+
+  static std::string Got(const YAML::Node& n) {
+    if (n.IsScalar()) return " (got " + Quote(n.Scalar()) + ")";
+    if (n.IsNull()) return " (got null)";
+    return n.IsSequence() ? " (got a list)" : " (got a map)";
+  }
+
+  // ---- plugins -----------------------------------------------------------------------------
+
+  void Plugins(const YAML::Node& list, GateConfig& config) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (auto plugin = Plugin(list[i], i)) config.plugins.push_back(std::move(*plugin));
+    }
+  }
+
+  std::optional<PluginConfig> Plugin(const YAML::Node& node, size_t index) {
+    static const std::vector<std::string> kKeys = {"id", "name", "config"};
+    std::string item = "plugins[" + std::to_string(index) + "]";
+    if (!node.IsMap()) {
+      problems_.Add(
+          node, item,
+          "must be a map {id, name?, config?}; id is one of " + std::string(kKnownPluginIds));
+      return std::nullopt;
+    }
+    // The id names the item in every later message, so read it before walking the keys.
+    std::string id;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (it->first.IsScalar() && it->first.Scalar() == "id") {
+        if (IsString(it->second)) id = it->second.Scalar();
+        break;
+      }
+    }
+    if (!id.empty()) item += "(" + id + ")";
+    PluginConfig out;
+    out.id = id;
+    out.line = node.Mark().line + 1;
+    size_t before = problems_.size();
+    auto entries = Entries(node, item, "", &kKeys);
+    const Entry* id_entry = FindEntry(entries, "id");
+    if (!id_entry) {
+      problems_.Add(node, item, "missing id; use one of " + std::string(kKnownPluginIds));
+      return std::nullopt;
+    }
+    if (id != kAgentGateId && id != kArtifactGateId && id != kGroundingGateId) {
+      std::string got = id_entry->value.IsScalar() ? Quote(id_entry->value.Scalar()) : "";
+      problems_.Add(At(*id_entry), item,
+                    "unknown plugin id " + got + "; known ids: " + std::string(kKnownPluginIds));
+      return std::nullopt;
+    }
+    if (const Entry* name = FindEntry(entries, "name")) {
+      if (!IsString(name->value)) {
+        problems_.Add(At(*name), item, "name must be a string" + Got(name->value));
+      } else {
+        out.name = name->value.Scalar();
+      }
+    }
+    const Entry* cfg = FindEntry(entries, "config");
+    YAML::Node cfg_node = cfg ? cfg->value : YAML::Node();
+    if (cfg && !cfg_node.IsNull() && !cfg_node.IsMap()) {
+      problems_.Add(At(*cfg), item, "config must be a map" + Got(cfg_node));
+      return std::nullopt;
+    }
+    if (id == kAgentGateId) out.agent = Agent(cfg_node, item);
+    if (id == kArtifactGateId) out.artifact = Artifact(cfg_node, item);
+    if (id == kGroundingGateId) out.grounding = Grounding(cfg_node, item);
+    if (problems_.size() != before) return std::nullopt;
+    return out;
+  }
+
+  /// Entries of a config map; a missing or null config is an empty one.
+  std::vector<Entry> ConfigEntries(const YAML::Node& cfg, const std::string& item,
+                                   const std::vector<std::string>& keys) {
+    if (!cfg.IsDefined() || cfg.IsNull()) return {};
+    return Entries(cfg, item, "config", &keys);
+  }
+
+  /// The entries of a gate config's edges map (duplicate keys reported).
+  std::vector<Entry> EdgeEntries(const Entry* edges, const std::string& item,
+                                 const std::string& shape) {
+    if (!edges || edges->value.IsNull()) return {};
+    if (!edges->value.IsMap()) {
+      problems_.Add(At(*edges), item, "edges must be a map of \"<from>-><to>\" to " + shape);
+      return {};
+    }
+    return Entries(edges->value, item, "edges", nullptr);
+  }
+
+  /// Parses an edge key; reports a key that is not `<from>-><to>` with the upstream message.
+  std::optional<Edge> EdgeKey(const Entry& e, const std::string& item) {
+    auto edge = ParseEdge(e.key);
+    if (!edge) {
+      problems_.Add(e.key_node, item,
+                    "edges names invalid edge \"" + e.key + "\"" +
+                        "; use \"<from>-><to>\" with stage names or \"blocked\"");
+    }
+    return edge;
+  }
+
+  /// A non-blank string value, or a problem `<what> <message>` at the value (or key when null).
+  std::optional<std::string> NonBlank(const Entry* e, const YAML::Node& missing_at,
+                                      const std::string& item, const std::string& message) {
+    if (!e) {
+      problems_.Add(missing_at, item, message);
+      return std::nullopt;
+    }
+    if (!IsString(e->value) || IsBlank(e->value.Scalar())) {
+      problems_.Add(At(*e), item, message);
+      return std::nullopt;
+    }
+    return e->value.Scalar();
+  }
+
+  // ---- devflow-agent-gate (reference §4.2, validated in the upstream order) ----------------
+
+  AgentGateConfig Agent(const YAML::Node& cfg, const std::string& item) {
+    static const std::vector<std::string> kKeys = {"edges", "reportDir", "verdictCacheDir",
+                                                   "checkTimeoutMs", "maxReplyBytes"};
+    AgentGateConfig out;
+    auto entries = ConfigEntries(cfg, item, kKeys);
+    // Upstream order: each edge's key, provider, prompt, inputs, edge after edge; an invalid
+    // key does not stop its fields from being checked, so one load reports everything.
+    for (const auto& e :
+         EdgeEntries(FindEntry(entries, "edges"), item, "{provider, inputs?, prompt}")) {
+      auto edge = EdgeKey(e, item);
+      auto parsed = AgentEdge(e, item);
+      if (edge && parsed) {
+        parsed->edge = *edge;
+        out.edges.push_back(std::move(*parsed));
+      }
+    }
+    if (const Entry* dir = FindEntry(entries, "reportDir")) {
+      out.report_dir =
+          NonBlank(dir, dir->key_node, item, "reportDir must be a non-empty path when set");
+    }
+    if (const Entry* dir = FindEntry(entries, "verdictCacheDir")) {
+      out.verdict_cache_dir =
+          NonBlank(dir, dir->key_node, item, "verdictCacheDir must be a non-empty path when set");
+    }
+    if (const Entry* t = FindEntry(entries, "checkTimeoutMs")) {
+      if (auto v = PositiveInteger(*t, item, "checkTimeoutMs")) out.check_timeout_ms = *v;
+    }
+    if (const Entry* m = FindEntry(entries, "maxReplyBytes")) {
+      if (auto v = PositiveInteger(*m, item, "maxReplyBytes")) out.max_reply_bytes = *v;
+    }
+    return out;
+  }
+
+  /// provider, prompt, inputs of one agent edge (upstream steps 1b–1d). The edge itself is
+  /// filled in by the caller.
+  std::optional<AgentEdgeConfig> AgentEdge(const Entry& e, const std::string& item) {
+    static const std::vector<std::string> kKeys = {"provider", "inputs", "prompt"};
+    std::string where = EdgeItem(e.key);
+    size_t before = problems_.size();
+    if (!e.value.IsMap()) {
+      problems_.Add(At(e), item,
+                    where + " must be a map with provider, prompt and optional inputs");
+      return std::nullopt;
+    }
+    auto entries = Entries(e.value, item, where, &kKeys);
+    AgentEdgeConfig out{};
+    auto provider = NonBlank(FindEntry(entries, "provider"), e.key_node, item,
+                             where + ".provider must be a non-empty subagent provider name");
+    auto prompt = NonBlank(FindEntry(entries, "prompt"), e.key_node, item,
+                           where + ".prompt must be a non-empty check instruction");
+    if (provider) out.provider = *provider;
+    if (prompt) out.prompt = *prompt;
+    if (const Entry* inputs = FindEntry(entries, "inputs")) {
+      out.inputs = Kinds(*inputs, item, where + ".inputs");
+    }
+    if (problems_.size() != before) return std::nullopt;
+    return out;
+  }
+
+  /// A list of kinds, de-duplicated keeping the first occurrence; each must match the kind
+  /// grammar (`<what> names invalid kind "<kind>"; kinds use …`). Null is an empty list.
+  std::vector<std::string> Kinds(const Entry& e, const std::string& item, const std::string& what) {
+    std::vector<std::string> out;
+    if (e.value.IsNull()) return out;
+    if (!e.value.IsSequence()) {
+      problems_.Add(At(e), item, what + " must be a list of kinds" + Got(e.value));
+      return out;
+    }
+    for (size_t i = 0; i < e.value.size(); ++i) {
+      const YAML::Node& n = e.value[i];
+      if (!IsText(n)) {
+        problems_.Add(n.IsNull() ? e.key_node : n, item,
+                      what + "[" + std::to_string(i) + "] must be a kind name" + Got(n));
+        continue;
+      }
+      const std::string& kind = n.Scalar();
+      if (!IsValidKind(kind)) {
+        problems_.Add(
+            n, item,
+            what + " names invalid kind " + Quote(kind) + "; " + std::string(kKindGrammar));
+        continue;
+      }
+      if (std::find(out.begin(), out.end(), kind) == out.end()) out.push_back(kind);
+    }
+    return out;
+  }
+
+  /// Plain decimal digits only, >= 1: no quotes, sign, fraction, exponent, or leading zero
+  /// (yaml-cpp reads `010` as octal 8, upstream's YAML 1.2 loader as 10).
+  std::optional<int64_t> PositiveInteger(const Entry& e, const std::string& item,
+                                         const std::string& name) {
+    std::string message = name + " must be a positive integer";
+    const YAML::Node& v = e.value;
+    if (!v.IsScalar() || v.Tag() != "?") {
+      problems_.Add(At(e), item, message);
+      return std::nullopt;
+    }
+    const std::string& s = v.Scalar();
+    bool digits =
+        !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits) {
+      problems_.Add(v, item, message);
+      return std::nullopt;
+    }
+    if (s.size() > 1 && s[0] == '0') {
+      problems_.Add(v, item,
+                    message + "; " + Quote(s) +
+                        " has a leading zero, which YAML 1.1 reads as octal: write plain decimal "
+                        "digits");
+      return std::nullopt;
+    }
+    if (s.size() > 18) {  // beyond int64 (and any sensible timeout or size)
+      problems_.Add(v, item, message + " below 10^18");
+      return std::nullopt;
+    }
+    int64_t value = std::stoll(s);
+    if (value < 1) {
+      problems_.Add(v, item, message);
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // ---- devflow-artifact-gate (reference §6.1) ----------------------------------------------
+
+  ArtifactGateConfig Artifact(const YAML::Node& cfg, const std::string& item) {
+    static const std::vector<std::string> kKeys = {"kinds", "edges"};
+    ArtifactGateConfig out;
+    auto entries = ConfigEntries(cfg, item, kKeys);
+    std::set<std::string> declared;
+    if (const Entry* kinds = FindEntry(entries, "kinds"); kinds && !kinds->value.IsNull()) {
+      if (!kinds->value.IsMap()) {
+        problems_.Add(At(*kinds), item,
+                      "kinds must be a map of kind to {frontmatter, sections, nonEmptySections}");
+      } else {
+        for (const auto& k : Entries(kinds->value, item, "kinds", nullptr)) {
+          declared.insert(k.key);
+          if (auto kind = ArtifactKind(k, item)) out.kinds.push_back(std::move(*kind));
+        }
+      }
+    }
+    for (const auto& e : EdgeEntries(FindEntry(entries, "edges"), item, "a list of kinds")) {
+      auto edge = EdgeKey(e, item);
+      std::string where = EdgeItem(e.key);
+      if (e.value.IsNull()) continue;  // no kinds: ungated
+      if (!e.value.IsSequence()) {
+        problems_.Add(At(e), item, where + " must be a list of kinds" + Got(e.value));
+        continue;
+      }
+      std::vector<std::string> kinds;
+      for (size_t i = 0; i < e.value.size(); ++i) {
+        const YAML::Node& n = e.value[i];
+        if (!IsText(n)) {
+          problems_.Add(n.IsNull() ? e.key_node : n, item,
+                        where + "[" + std::to_string(i) + "] must be a kind name" + Got(n));
+          continue;
+        }
+        if (!declared.count(n.Scalar())) {
+          problems_.Add(n, item, where + " requires undeclared kind " + Quote(n.Scalar()));
+          continue;
+        }
+        if (std::find(kinds.begin(), kinds.end(), n.Scalar()) == kinds.end()) {
+          kinds.push_back(n.Scalar());
+        }
+      }
+      if (edge && !kinds.empty()) out.edges.emplace_back(*edge, std::move(kinds));
+    }
+    return out;
+  }
+
+  std::optional<ArtifactKindConfig> ArtifactKind(const Entry& k, const std::string& item) {
+    static const std::vector<std::string> kKeys = {"frontmatter", "sections", "nonEmptySections"};
+    std::string where = "kinds[" + Quote(k.key) + "]";
+    size_t before = problems_.size();
+    ArtifactKindConfig out;
+    out.kind = k.key;
+    if (!IsValidKind(k.key)) {
+      problems_.Add(k.key_node, item,
+                    "kinds names invalid kind " + Quote(k.key) + "; " + std::string(kKindGrammar));
+    }
+    if (!k.value.IsNull() && !k.value.IsMap()) {
+      problems_.Add(At(k), item,
+                    where + " must be a map with frontmatter, sections and/or nonEmptySections");
+      return std::nullopt;
+    }
+    if (k.value.IsMap()) {
+      for (const auto& e : Entries(k.value, item, where, &kKeys)) {
+        std::vector<ArtifactItem>* list = e.key == "frontmatter" ? &out.frontmatter
+                                          : e.key == "sections"  ? &out.sections
+                                                                 : &out.non_empty_sections;
+        *list = ArtifactItems(e, item, where + "." + e.key);
+      }
+    }
+    if (problems_.size() != before) return std::nullopt;
+    return out;
+  }
+
+  std::vector<ArtifactItem> ArtifactItems(const Entry& e, const std::string& item,
+                                          const std::string& what) {
+    static const std::vector<std::string> kKeys = {"title", "description"};
+    std::vector<ArtifactItem> out;
+    if (e.value.IsNull()) return out;
+    if (!e.value.IsSequence()) {
+      problems_.Add(At(e), item,
+                    what + " must be a list of names or {title, description}" + Got(e.value));
+      return out;
+    }
+    for (size_t i = 0; i < e.value.size(); ++i) {
+      const YAML::Node& n = e.value[i];
+      std::string at = what + "[" + std::to_string(i) + "]";
+      if (n.IsMap()) {
+        auto fields = Entries(n, item, at, &kKeys);
+        auto title =
+            NonBlank(FindEntry(fields, "title"), n, item, at + ".title must be a non-empty string");
+        auto description = NonBlank(FindEntry(fields, "description"), n, item,
+                                    at + ".description must be a non-empty string");
+        if (title && description) out.push_back({*title, *description});
+      } else if (IsString(n) && !IsBlank(n.Scalar())) {
+        out.push_back({n.Scalar(), std::nullopt});
+      } else {
+        problems_.Add(n.IsNull() ? e.key_node : n, item,
+                      at + " must be a non-empty string or {title, description}");
+      }
+    }
+    return out;
+  }
+
+  // ---- devflow-grounding-gate (SPEC §6) ----------------------------------------------------
+
+  GroundingGateConfig Grounding(const YAML::Node& cfg, const std::string& item) {
+    static const std::vector<std::string> kKeys = {"edges", "ledger"};
+    GroundingGateConfig out;
+    auto entries = ConfigEntries(cfg, item, kKeys);
+    for (const auto& e : EdgeEntries(FindEntry(entries, "edges"), item,
+                                     "{claim, evidence?, kinds?, excludeKeys?, require?, "
+                                     "compat?}")) {
+      auto edge = EdgeKey(e, item);
+      auto parsed = GroundingEdge(e, item);
+      if (edge && parsed) {
+        parsed->edge = *edge;
+        out.edges.push_back(std::move(*parsed));
+      }
+    }
+    if (const Entry* ledger = FindEntry(entries, "ledger")) {
+      out.ledger =
+          NonBlank(ledger, ledger->key_node, item, "ledger must be a non-empty path when set");
+    }
+    return out;
+  }
+
+  std::optional<GroundingEdgeConfig> GroundingEdge(const Entry& e, const std::string& item) {
+    static const std::vector<std::string> kKeys = {"claim",       "evidence", "kinds",
+                                                   "excludeKeys", "require",  "compat"};
+    std::string where = EdgeItem(e.key);
+    size_t before = problems_.size();
+    if (!e.value.IsMap()) {
+      problems_.Add(At(e), item,
+                    where +
+                        " must be a map with claim and optional evidence, kinds, "
+                        "excludeKeys, require, compat");
+      return std::nullopt;
+    }
+    auto entries = Entries(e.value, item, where, &kKeys);
+    GroundingEdgeConfig out{};
+    std::string claim_msg =
+        where + ".claim must name the artifact kind whose specifics are checked";
+    if (auto claim = NonBlank(FindEntry(entries, "claim"), e.key_node, item, claim_msg)) {
+      if (!IsValidKind(*claim)) {
+        problems_.Add(FindEntry(entries, "claim")->value, item,
+                      where + ".claim names invalid kind " + Quote(*claim) + "; " +
+                          std::string(kKindGrammar));
+      }
+      out.claim = *claim;
+    }
+    if (const Entry* evidence = FindEntry(entries, "evidence")) {
+      out.evidence = Kinds(*evidence, item, where + ".evidence");
+    }
+    if (const Entry* kinds = FindEntry(entries, "kinds")) {
+      out.options.kinds = TokenKinds(*kinds, item, where + ".kinds");
+    }
+    if (const Entry* keys = FindEntry(entries, "excludeKeys")) {
+      out.options.exclude_keys = Strings(*keys, item, where + ".excludeKeys");
+    }
+    if (const Entry* require = FindEntry(entries, "require")) {
+      out.options.require = Strings(*require, item, where + ".require");
+    }
+    if (const Entry* compat = FindEntry(entries, "compat")) {
+      if (auto b = StrictBool(compat->value)) {
+        out.options.compat = *b;
+      } else {
+        problems_.Add(At(*compat), item,
+                      where + ".compat must be true or false" + Got(compat->value));
+      }
+    }
+    if (problems_.size() != before) return std::nullopt;
+    return out;
+  }
+
+  std::vector<std::string> TokenKinds(const Entry& e, const std::string& item,
+                                      const std::string& what) {
+    std::vector<std::string> out;
+    std::string known = JoinWords(kGroundingTokenKinds);
+    if (!e.value.IsSequence() || e.value.size() == 0) {
+      problems_.Add(At(e), item, what + " must be a non-empty list of token kinds: " + known);
+      return out;
+    }
+    for (size_t i = 0; i < e.value.size(); ++i) {
+      const YAML::Node& n = e.value[i];
+      std::string name = IsText(n) ? n.Scalar() : "";
+      if (std::find(kGroundingTokenKinds.begin(), kGroundingTokenKinds.end(), name) ==
+          kGroundingTokenKinds.end()) {
+        problems_.Add(n.IsNull() ? e.key_node : n, item,
+                      what + " names unknown token kind " + (IsText(n) ? Quote(name) : "null") +
+                          "; known: " + known);
+        continue;
+      }
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+    return out;
+  }
+
+  /// A list of non-blank strings.
+  std::vector<std::string> Strings(const Entry& e, const std::string& item,
+                                   const std::string& what) {
+    std::vector<std::string> out;
+    if (e.value.IsNull()) return out;
+    if (!e.value.IsSequence()) {
+      problems_.Add(At(e), item, what + " must be a list of strings" + Got(e.value));
+      return out;
+    }
+    for (size_t i = 0; i < e.value.size(); ++i) {
+      const YAML::Node& n = e.value[i];
+      if (!IsText(n) || IsBlank(n.Scalar())) {
+        problems_.Add(n.IsNull() ? e.key_node : n, item,
+                      what + "[" + std::to_string(i) + "] must be a non-empty string");
+        continue;
+      }
+      out.push_back(n.Scalar());
+    }
+    return out;
+  }
+
+ private:
+  Problems problems_;
+};
+
+}  // namespace
+
+Result<GateConfig> LoadConfigText(const std::string& text, const std::string& file) {
+  Loader loader(file);
+  GateConfig config;
+  config.file = file;
+  try {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(text);
+    } catch (const YAML::ParserException& e) {
+      Problems syntax(file);
+      syntax.AddAt(e.mark, "", e.msg);
+      return Status::Error("config", syntax.Joined());
+    }
+    if (docs.empty() || (docs[0].IsNull() && docs.size() == 1)) {
+      return Status::Error("config", file + ":1:1: the file is empty; add a plugins: list");
+    }
+    loader.Top(docs[0], config);
+    if (docs.size() > 1) {
+      loader.problems().Add(docs[1], "",
+                            "a second YAML document starts here; the config file holds exactly "
+                            "one document (remove the extra ---)");
+    }
+  } catch (const std::exception& e) {
+    // yaml-cpp conversion or iteration errors we did not foresee: still a config error.
+    loader.problems().AddAt(YAML::Mark::null_mark(), "", e.what());
+  }
+  if (!loader.problems().empty()) return Status::Error("config", loader.problems().Joined());
+  return config;
+}
+
+Result<GateConfig> LoadConfigFile(const std::string& path) {
+  auto text = RealFileSystem().ReadFile(path);
+  if (!text.ok()) {
+    if (text.status().code() == "ENOENT") {
+      return Status::Error("ENOENT", "config file " + path +
+                                         " does not exist; create it (see "
+                                         "docs/configuration.md) or pass --config FILE");
+    }
+    return Status::Error(text.status().code(),
+                         "config file " + path + " cannot be read: " + text.status().message());
+  }
+  return LoadConfigText(*text, path);
+}
+
+std::vector<std::string> ConfigWarnings(const GateConfig& config) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < config.plugins.size(); ++i) {
+    const PluginConfig& plugin = config.plugins[i];
+    if (!plugin.agent) continue;
+    for (const auto& edge : plugin.agent->edges) {
+      if (config.FindProvider(edge.provider)) continue;
+      out.push_back("plugins[" + std::to_string(i) + "](" + plugin.id +
+                    "): " + EdgeItem(edge.edge.Name()) + ".provider " + Quote(edge.provider) +
+                    " is not defined under providers; moves on this edge will fail closed");
+    }
+  }
+  return out;
+}
+
+}  // namespace devflow

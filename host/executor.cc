@@ -1,0 +1,157 @@
+#include "host/executor.h"
+
+#include <string>
+
+namespace devflow {
+namespace {
+
+std::string Quoted(Location l) { return "\"" + std::string(LocationName(l)) + "\""; }
+
+std::string LegalTargets(const Card& card) {
+  std::string out;
+  for (int i = 0; i <= static_cast<int>(Location::kBlocked); ++i) {
+    auto to = static_cast<Location>(i);
+    if (IsLegalTransition(card.stage, to, card.blocked_from, card.service_class)) {
+      if (!out.empty()) out += ", ";
+      out += LocationName(to);
+    }
+  }
+  return out.empty() ? "none (the card is done)" : out;
+}
+
+}  // namespace
+
+Result<Attempt> Executor::Resolve(const MoveRequest& request, Card* card_out) {
+  Result<Card> card = store_.Read(request.id);
+  if (!card.ok()) return card.status();
+  if (card_out) *card_out = *card;
+  const int64_t current = card->stage_revision;
+  const int64_t expected = request.expected_revision.value_or(current);
+  if (expected != current) {
+    return Status::Error("revision-mismatch", "card " + request.id + " is at revision " +
+                                                  std::to_string(current) + ", not the expected " +
+                                                  std::to_string(expected) +
+                                                  "; re-read the card and retry");
+  }
+  if (!IsLegalTransition(card->stage, request.to, card->blocked_from, card->service_class)) {
+    std::string why = "card " + request.id + " cannot move from " + Quoted(card->stage) + " to " +
+                      Quoted(request.to);
+    if (card->stage == Location::kBlocked && card->blocked_from) {
+      why += "; a blocked card returns only to " + Quoted(*card->blocked_from);
+    } else {
+      why += "; legal moves from here: " + LegalTargets(*card);
+    }
+    return Status::Error("illegal-edge", why);
+  }
+  if (IsReworkEdge(card->stage, request.to) &&
+      (!request.reason || request.reason->find_first_not_of(" \t\r\n") == std::string::npos)) {
+    return Status::Error("reason-required",
+                         "moving card " + request.id + " from " + Quoted(card->stage) + " back to " +
+                             Quoted(request.to) + " is rework; say why with --reason");
+  }
+  Attempt attempt;
+  attempt.id = request.id;
+  attempt.from = card->stage;
+  attempt.to = request.to;
+  attempt.expected_revision = expected;
+  attempt.by = request.by;
+  attempt.reason = request.reason;
+  attempt.root = store_.root();
+  attempt.at = clock_.NowIso();
+  return attempt;
+}
+
+MoveOutcome Executor::Move(const MoveRequest& request) { return MoveAt(request, 0); }
+
+MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
+  MoveOutcome out;
+  Card card;
+  Result<Attempt> attempt = Resolve(request, &card);
+  if (!attempt.ok()) {
+    out.code = attempt.status().code();
+    out.message = attempt.status().message();
+    if (!card.id.empty()) out.card = card;
+    return out;
+  }
+  out.attempt = *attempt;
+  out.card = card;
+
+  AttemptContext context;
+  context.dry_run = request.dry_run;
+  context.warnings = &warnings_;
+  Decision decision = RunWaterfall(policies_, *attempt, context);
+  out.reports = context.reports;
+
+  if (!decision.allowed) {
+    out.code = "vetoed";
+    out.message = "devflow: transition of card " + request.id + " to " + Quoted(request.to) +
+                  " was rejected: " + decision.reason;
+    if (context.parks.empty()) return out;
+    out.failed_closed = true;
+    const ParkRequest& park = context.parks.front();
+    if (depth > 0) {
+      // A park whose own waterfall failed closed: parking again would be blocked->blocked.
+      return out;
+    }
+    if (request.dry_run) {
+      out.park_message = "would park card " + request.id + " blocked: " + park.reason;
+      return out;
+    }
+    // The park runs after the vetoed attempt has returned, with the attempt's revision and
+    // through the whole waterfall (reference §4.10).
+    MoveRequest park_request;
+    park_request.id = request.id;
+    park_request.to = Location::kBlocked;
+    park_request.expected_revision = attempt->expected_revision;
+    park_request.by = park.by;
+    park_request.reason = park.reason;
+    MoveOutcome parked = MoveAt(park_request, depth + 1);
+    if (parked.ok) {
+      out.parked = true;
+      out.card = parked.card;
+    } else {
+      out.park_message = parked.message;
+      warnings_.Warn(park.policy + ": failed to park card " + request.id +
+                     " blocked: " + parked.message);
+    }
+    return out;
+  }
+
+  out.checks = decision.checks;
+  Gate gate;
+  gate.approved_by = decision.approved_by;
+  gate.checks = decision.checks;
+  TransitionCommit commit;
+  commit.id = request.id;
+  commit.expected_revision = attempt->expected_revision;
+  commit.from = attempt->from;
+  commit.to = attempt->to;
+  commit.by = request.by;
+  commit.reason = request.reason;
+  if (gate.approved_by || !gate.checks.empty()) commit.gate = gate;
+  commit.at = attempt->at;
+
+  if (request.dry_run) {
+    out.ok = true;
+    out.code = "committed";
+    out.message = "dry run: card " + request.id + " would move " +
+                  std::string(LocationName(attempt->from)) + "->" +
+                  std::string(LocationName(attempt->to)) + "; nothing was written";
+    return out;
+  }
+  Result<Card> committed = store_.CommitTransition(commit);
+  if (!committed.ok()) {
+    out.code = committed.status().code();
+    out.message = committed.status().message();
+    return out;
+  }
+  out.ok = true;
+  out.code = "committed";
+  out.card = *committed;
+  out.message = "card " + request.id + " moved " + std::string(LocationName(attempt->from)) +
+                "->" + std::string(LocationName(attempt->to)) + " (revision " +
+                std::to_string(committed->stage_revision) + ")";
+  return out;
+}
+
+}  // namespace devflow

@@ -1,0 +1,70 @@
+// The transition executor (reference/devflow-upstream.md §2.2): checks the attempt against the
+// card, runs the waterfall outside any lock, commits through the store, and then commits the
+// parks that fail-closed policies asked for (§4.10) — after the vetoed attempt has returned,
+// through the whole waterfall, with the attempt's revision.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/store.h"
+#include "host/waterfall.h"
+
+namespace devflow {
+
+/// One `move` as the user asked for it.
+struct MoveRequest {
+  std::string id;
+  Location to = Location::kDraft;
+  std::optional<int64_t> expected_revision;  // default: the card's current revision
+  Actor by{"human", std::nullopt, std::nullopt};
+  std::optional<std::string> reason;
+  bool dry_run = false;  // run everything, write nothing
+};
+
+/// What happened. `code` is "committed", "vetoed", or a store rejection code
+/// ("revision-mismatch", "illegal-edge", "reason-required", "write-contended", "archived",
+/// "not-found", "corrupt", or an errno name for an infrastructure failure).
+struct MoveOutcome {
+  bool ok = false;
+  std::string code;
+  std::string message;       // one line for humans (a veto carries the reason verbatim)
+  std::optional<Card> card;  // the card after the move (or as it stands)
+  std::vector<GateCheck> checks;
+  bool failed_closed = false;  // a policy could not decide and asked to park the card
+  bool parked = false;         // the park was committed
+  std::string park_message;    // "would park …" under dry run, or the park's failure
+  std::vector<AttemptContext::Report> reports;
+  Attempt attempt;
+};
+
+/// Runs moves on one store with one waterfall.
+class Executor {
+ public:
+  Executor(Store& store, std::vector<Policy*> policies, Clock& clock, Warnings& warnings)
+      : store_(store), policies_(std::move(policies)), clock_(clock), warnings_(warnings) {}
+
+  /// Steps of §2.2: read; revision CAS ("revision-mismatch": `card <id> is at revision N, not
+  /// the expected M; re-read and retry`); legality ("illegal-edge"); rework reason
+  /// ("reason-required"); waterfall; on allow, Store::CommitTransition (lock + re-check). On a
+  /// fail-closed veto, the requested park is committed afterwards (or described under dry run);
+  /// a park that cannot commit only warns `<policy>: failed to park card <id> blocked: <msg>`.
+  MoveOutcome Move(const MoveRequest& request);
+
+  /// Resolves the attempt the waterfall would see (for `--explain`); fails like Move's
+  /// pre-waterfall checks.
+  Result<Attempt> Resolve(const MoveRequest& request, Card* card_out = nullptr);
+
+  const std::vector<Policy*>& policies() const { return policies_; }
+
+ private:
+  MoveOutcome MoveAt(const MoveRequest& request, int depth);
+  Store& store_;
+  std::vector<Policy*> policies_;
+  Clock& clock_;
+  Warnings& warnings_;
+};
+
+}  // namespace devflow

@@ -1,0 +1,493 @@
+#include "host/store.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "host/card_file.h"
+
+namespace devflow {
+namespace {
+
+// Commit-lock budget (reference §3.4): 100 attempts 20 ms apart, about 2 s. Fixed, not
+// configurable: the lock only spans a re-read and one append.
+constexpr int kLockAttempts = 100;
+constexpr auto kLockRetry = std::chrono::milliseconds(20);
+// Sequence re-allocation after losing an exclusive mkdir race (reference §1.2).
+constexpr int kCreateAttempts = 5;
+
+std::string Q(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+bool IsAbsent(const Status& s) { return s.code() == "ENOENT" || s.code() == "ENOTDIR"; }
+
+Projection ProjectionOf(const CardState& state) {
+  Projection p;
+  p.stage = state.stage;
+  p.stage_revision = state.stage_revision;
+  p.blocked_from = state.blocked_from;
+  p.parent = state.parent;
+  p.service_class = state.service_class;
+  return p;
+}
+
+Card CardOf(const std::string& root, const std::string& id, const std::string& dir, CardState state,
+            std::string title, std::string body) {
+  Card c;
+  c.id = id;
+  c.root = root;
+  c.dir = dir;
+  c.path = JoinPath(dir, "card.md");
+  c.title = std::move(title);
+  c.body = std::move(body);
+  c.stage = state.stage;
+  c.stage_revision = state.stage_revision;
+  c.blocked_from = state.blocked_from;
+  c.parent = state.parent;
+  c.service_class = state.service_class;
+  c.abandoned = state.abandoned;
+  c.created_at = std::move(state.created_at);
+  c.updated_at = std::move(state.updated_at);
+  c.artifact_records = std::move(state.artifact_records);
+  c.entries = std::move(state.entries);
+  return c;
+}
+
+// The leading sequence number of a card directory name, or 0.
+int64_t SequenceOf(const std::string& name) {
+  size_t i = 0;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  if (i == 0 || i >= name.size() || name[i] != '-' || i > 15) return 0;
+  return std::stoll(name.substr(0, i));
+}
+
+std::string Padded(int64_t seq) {
+  std::string s = std::to_string(seq);
+  if (s.size() < 4) s.insert(0, 4 - s.size(), '0');
+  return s;
+}
+
+}  // namespace
+
+const ArtifactRecord* Card::NewestOfKind(const std::string& kind) const {
+  for (auto it = artifact_records.rbegin(); it != artifact_records.rend(); ++it) {
+    if (it->kind && *it->kind == kind) return &*it;
+  }
+  return nullptr;
+}
+
+Store::Store(std::string root, FileSystem& fs, Clock& clock, Warnings& warnings)
+    : root_(AbsolutePath(root)), fs_(fs), clock_(clock), warnings_(warnings) {}
+
+std::string Store::workspace() const { return ParentPath(root_); }
+
+std::string Store::CardDir(const std::string& id) const {
+  return JoinPath(JoinPath(root_, "tasks"), id);
+}
+
+namespace {
+
+// State shared by the store's internals; kept out of the header's private section.
+struct Ctx {
+  const std::string& root;
+  FileSystem& fs;
+  Warnings& warnings;
+};
+
+Status NotFound(const Ctx& c, const std::string& id) {
+  return Status::Error("not-found", "no card " + Q(id) + " in the devflow root " + c.root +
+                                        "; run `devflow-gate card list` to see the card ids");
+}
+
+// The YYYY-MM bucket holding an archived card of this id, if any.
+Result<std::optional<std::string>> ArchivedMonth(const Ctx& c, const std::string& id) {
+  std::string archive = JoinPath(c.root, "archive");
+  auto months = c.fs.ListDir(archive);
+  if (!months.ok()) {
+    if (IsAbsent(months.status())) return std::optional<std::string>();
+    return months.status();
+  }
+  for (const std::string& month : *months) {
+    auto kind = c.fs.Kind(JoinPath(JoinPath(archive, month), id));
+    if (!kind.ok()) return kind.status();
+    if (*kind == FileKind::kDir) return std::optional<std::string>(month);
+  }
+  return std::optional<std::string>();
+}
+
+// The rejection for an id whose active directory holds no journal.
+Status Missing(const Ctx& c, const std::string& id) {
+  auto month = ArchivedMonth(c, id);
+  if (!month.ok()) return month.status();
+  if (*month) {
+    return Status::Error("archived", "card " + id + " is archived (archive/" + **month + "/" + id +
+                                         "); restore it before working on it again");
+  }
+  return NotFound(c, id);
+}
+
+Result<CardState> ReadJournal(const Ctx& c, const std::string& id, const std::string& dir) {
+  std::string path = JoinPath(dir, "journal.jsonl");
+  auto content = c.fs.ReadFile(path);
+  if (!content.ok()) {
+    if (IsAbsent(content.status())) return Missing(c, id);
+    return content.status();
+  }
+  return FoldJournal(path, *content);
+}
+
+void WarnDrift(const Ctx& c, const std::string& id, const std::string& path, const CardFile& f,
+               const CardState& state) {
+  std::string drifts;
+  auto add = [&](const std::string& d) { drifts += (drifts.empty() ? "" : "; ") + d; };
+  if (f.stage && *f.stage != LocationName(state.stage)) {
+    add("stage " + Q(*f.stage) + " (journal: " + Q(LocationName(state.stage)) + ")");
+  }
+  std::string rev = std::to_string(state.stage_revision);
+  if (f.stage_revision && *f.stage_revision != rev) {
+    add("stageRevision " + *f.stage_revision + " (journal: " + rev + ")");
+  }
+  if (drifts.empty()) return;
+  c.warnings.Warn("devflow: projection drift for card " + id + " at " + path + ": " + drifts +
+                  "; the journal wins");
+}
+
+// Reads card.md for a card whose journal folded; a lost file degrades to title = id.
+Result<CardFile> ReadCardFile(const Ctx& c, const std::string& id, const std::string& path,
+                              bool warn_lost) {
+  auto raw = c.fs.ReadFile(path);
+  if (!raw.ok()) {
+    if (!IsAbsent(raw.status())) return raw.status();
+    if (warn_lost) {
+      c.warnings.Warn("devflow: card " + id + " lost its projection file " + path +
+                      "; serving the journal-only view");
+    }
+    return CardFile{id, "", std::nullopt, std::nullopt};
+  }
+  return ParseCardFile(path, *raw);
+}
+
+Result<Card> Load(const Ctx& c, const std::string& id, const std::string& dir, bool warn_drift) {
+  if (!IsValidCardId(id)) return NotFound(c, id);
+  auto state = ReadJournal(c, id, dir);
+  if (!state.ok()) return state.status();
+  std::string path = JoinPath(dir, "card.md");
+  auto file = ReadCardFile(c, id, path, true);
+  if (!file.ok()) return file.status();
+  if (warn_drift) WarnDrift(c, id, path, *file, *state);
+  return CardOf(c.root, id, dir, std::move(*state), file->title, file->body);
+}
+
+// Rewrites card.md from the committed state; failure only warns (the journal is the commit).
+// Returns the title the card has now.
+std::string RewriteProjection(const Ctx& c, const std::string& id, const std::string& dir,
+                              const CardState& state) {
+  std::string path = JoinPath(dir, "card.md");
+  Projection p = ProjectionOf(state);
+  auto warn = [&](const std::string& why) {
+    c.warnings.Warn("devflow: failed to rewrite the projection for card " + id + ": " + why +
+                    "; the journal remains authoritative");
+  };
+  auto raw = c.fs.ReadFile(path);
+  std::string next;
+  std::string title = id;
+  if (!raw.ok()) {
+    if (!IsAbsent(raw.status())) {
+      warn(raw.status().message());
+      return id;
+    }
+    next = NewCardFile(id, "", p);  // rematerialise a lost projection (reference §1.9)
+  } else {
+    auto rendered = RenderProjection(path, *raw, p);
+    if (!rendered.ok()) {
+      warn(rendered.status().message());
+      auto parsed = ParseCardFile(path, *raw);
+      return parsed.ok() ? parsed->title : id;
+    }
+    next = std::move(*rendered);
+    title = ParseCardFile(path, next)->title;
+  }
+  if (Status s = c.fs.WriteFileAtomic(path, next); !s.ok()) warn(s.message());
+  return title;
+}
+
+Status Refuse(const char* code, std::string message) {
+  return Status::Error(code, std::move(message));
+}
+
+// Appends `entry` after proving the fold accepts it; `state` becomes the state after it.
+Status AppendEntry(const Ctx& c, const std::string& dir, CardState& state,
+                   const JournalEntry& entry) {
+  CardState next = state;
+  if (Status s = ApplyEntry(next, entry); !s.ok()) {
+    return Status::Error(
+        "corrupt", "refusing to append a journal entry the fold would reject: " + s.message());
+  }
+  std::string line = EncodeJournalLine(entry) + "\n";
+  if (Status s = c.fs.AppendDurable(JoinPath(dir, "journal.jsonl"), line); !s.ok()) return s;
+  state = std::move(next);
+  return Status::Ok();
+}
+
+Status RefuseOffBoard(const std::string& id, const CardState& state) {
+  if (state.abandoned) {
+    return Refuse("archived", "card " + id + " was abandoned, which is terminal; open a new card");
+  }
+  if (state.archived) {
+    return Refuse("archived", "card " + id + " is archived; restore it before working on it again");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Card> Store::Read(const std::string& id) const {
+  Ctx c{root_, fs_, warnings_};
+  if (!IsValidCardId(id)) return NotFound(c, id);
+  return Load(c, id, CardDir(id), true);
+}
+
+Result<std::vector<Card>> Store::List() const {
+  Ctx c{root_, fs_, warnings_};
+  std::vector<Card> cards;
+  auto names = fs_.ListDir(JoinPath(root_, "tasks"));
+  if (!names.ok()) {
+    if (IsAbsent(names.status())) return cards;
+    return names.status();
+  }
+  for (const std::string& name : *names) {
+    if (!IsValidCardId(name)) continue;
+    auto kind = fs_.Kind(CardDir(name));
+    if (!kind.ok()) return kind.status();
+    if (*kind != FileKind::kDir) continue;
+    auto card = Load(c, name, CardDir(name), true);
+    if (!card.ok()) return card.status();
+    // Off the board from the abandon append on, even before the directory moves (upstream).
+    if (card->abandoned) continue;
+    cards.push_back(std::move(*card));
+  }
+  return cards;
+}
+
+Result<Card> Store::Create(const CreateRequest& request) {
+  if (TrimAscii(request.title).empty()) {
+    return Refuse("empty-title", "a card requires a non-empty title; pass --title");
+  }
+  std::string slug = request.slug ? *request.slug : SlugFromTitle(request.title);
+  if (!IsValidSlug(slug)) {
+    return Refuse("invalid-slug", "slug " + Q(slug) +
+                                      " must be lowercase letters, digits, and dashes, starting "
+                                      "alphanumeric");
+  }
+  std::string tasks = JoinPath(root_, "tasks");
+  if (Status s = fs_.CreateDirs(tasks); !s.ok()) return s;
+
+  std::string id;
+  for (int attempt = 0; attempt < kCreateAttempts && id.empty(); ++attempt) {
+    int64_t highest = 0;
+    auto active = fs_.ListDir(tasks);
+    if (!active.ok()) return active.status();
+    for (const std::string& name : *active) highest = std::max(highest, SequenceOf(name));
+    std::string archive = JoinPath(root_, "archive");
+    auto months = fs_.ListDir(archive);
+    if (!months.ok() && !IsAbsent(months.status())) return months.status();
+    if (months.ok()) {
+      for (const std::string& month : *months) {
+        auto filed = fs_.ListDir(JoinPath(archive, month));
+        if (!filed.ok()) {
+          if (IsAbsent(filed.status())) continue;
+          return filed.status();
+        }
+        for (const std::string& name : *filed) highest = std::max(highest, SequenceOf(name));
+      }
+    }
+    std::string candidate = Padded(highest + 1) + "-" + slug;
+    Status made = fs_.CreateDirExclusive(JoinPath(tasks, candidate));
+    if (made.ok()) {
+      id = candidate;
+    } else if (made.code() != "EEXIST") {
+      return made;
+    }
+  }
+  if (id.empty()) {
+    return Refuse("exists", "allocating a card directory for slug " + Q(slug) + " lost " +
+                                std::to_string(kCreateAttempts) +
+                                " sequence races; retry the creation");
+  }
+
+  std::string dir = CardDir(id);
+  JournalEntry created;
+  created.rev = 1;
+  created.at = clock_.NowIso();
+  created.type = EntryType::kCreated;
+  created.by = request.by;
+  if (request.service_class != ServiceClass::kStandard)
+    created.service_class = request.service_class;
+  CardState state;
+  if (Status s = ApplyEntry(state, created); !s.ok()) {
+    return Status::Error("corrupt",
+                         "refusing to write a created entry the fold would reject: " + s.message());
+  }
+  // The journal's first line is the commit point of a creation.
+  std::string journal = JoinPath(dir, "journal.jsonl");
+  if (Status s = fs_.WriteFileAtomic(journal, EncodeJournalLine(created) + "\n"); !s.ok()) {
+    return s;
+  }
+  const std::string& title = request.title;
+  if (Status s = fs_.WriteFileAtomic(JoinPath(dir, "card.md"),
+                                     NewCardFile(title, request.body, ProjectionOf(state)));
+      !s.ok()) {
+    warnings_.Warn("devflow: failed to write the projection for card " + id + ": " + s.message() +
+                   "; the journal remains authoritative");
+  }
+  return CardOf(root_, id, dir, std::move(state), title, std::string(TrimAscii(request.body)));
+}
+
+Status Store::WithCommitLock(const std::string& id, const std::string& action_hint,
+                             const std::function<Status()>& body) {
+  std::string lock = JoinPath(CardDir(id), "commit.lock");
+  std::string pid = std::to_string(::getpid()) + "\n";
+  for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
+    Status taken = fs_.CreateExclusive(lock, pid);
+    if (taken.ok()) {
+      Status result = body();
+      if (Status released = fs_.RemoveFile(lock); !released.ok() && !IsAbsent(released)) {
+        warnings_.Warn("devflow: could not remove the commit lock " + lock + ": " +
+                       released.message() + "; remove it by hand or card " + id + " stays locked");
+      }
+      return result;
+    }
+    // A lock is never broken by age (reference §3.4): only EEXIST is worth waiting on.
+    if (taken.code() != "EEXIST") return taken;
+    if (attempt + 1 < kLockAttempts) std::this_thread::sleep_for(kLockRetry);
+  }
+  return Refuse("write-contended",
+                "card " + id + " stayed locked by another commit (" + lock +
+                    "); nothing was written, so " + action_hint +
+                    "; if no devflow process is running, the lock is stale: remove " + lock);
+}
+
+Result<Card> Store::AddArtifact(const ArtifactRequest& request) {
+  Ctx c{root_, fs_, warnings_};
+  const std::string& id = request.id;
+  if (!IsValidCardId(id)) return NotFound(c, id);
+  if (!IsValidKind(request.kind)) {
+    return Refuse("invalid-kind", "artifact kind " + Q(request.kind) +
+                                      " must be lowercase letters, digits, and dashes, starting "
+                                      "alphanumeric");
+  }
+  std::string dir = CardDir(id);
+  auto current = ReadJournal(c, id, dir);
+  if (!current.ok()) return current.status();
+  auto check = [&](const CardState& state) -> Status {
+    if (Status s = RefuseOffBoard(id, state); !s.ok()) return s;
+    if (state.stage_revision != request.expected_revision) {
+      return Refuse("revision-mismatch",
+                    "card " + id + " is at revision " + std::to_string(state.stage_revision) +
+                        ", not the expected " + std::to_string(request.expected_revision) +
+                        "; re-read the card and retry");
+    }
+    if (state.stage == Location::kBlocked || state.stage == Location::kDone) {
+      return Refuse("illegal-edge", "card " + id + " cannot register an artifact while " +
+                                        Q(LocationName(state.stage)));
+    }
+    return Status::Ok();
+  };
+  if (Status s = check(*current); !s.ok()) return s;
+
+  // The file lands before the lock; the journal append stays the only commit point. A commit
+  // that then loses the revision re-check leaves an unreferenced file that a same-revision
+  // retry overwrites (reference §1.8).
+  std::string name = std::to_string(current->stage_revision + 1) + "-" + request.kind + ".md";
+  std::string artifacts = JoinPath(dir, "artifacts");
+  if (Status s = fs_.CreateDirs(artifacts); !s.ok()) return s;
+  if (Status s = fs_.WriteFileAtomic(JoinPath(artifacts, name), request.content); !s.ok()) {
+    return s;
+  }
+
+  std::optional<CardState> committed;
+  std::string title;
+  Status s = WithCommitLock(id, "retry the registration", [&]() -> Status {
+    auto settled = ReadJournal(c, id, dir);
+    if (!settled.ok()) return settled.status();
+    if (Status refused = check(*settled); !refused.ok()) return refused;
+    JournalEntry entry;
+    entry.rev = settled->stage_revision + 1;
+    entry.at = clock_.NowIso();
+    entry.type = EntryType::kArtifact;
+    entry.path = "artifacts/" + name;
+    entry.stage = settled->stage;
+    entry.by = request.by;
+    entry.kind = request.kind;
+    if (Status appended = AppendEntry(c, dir, *settled, entry); !appended.ok()) return appended;
+    title = RewriteProjection(c, id, dir, *settled);
+    committed = std::move(*settled);
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  auto file = ReadCardFile(c, id, JoinPath(dir, "card.md"), false);
+  return CardOf(root_, id, dir, std::move(*committed), title, file.ok() ? file->body : "");
+}
+
+Result<Card> Store::CommitTransition(const TransitionCommit& commit) {
+  Ctx c{root_, fs_, warnings_};
+  const std::string& id = commit.id;
+  if (!IsValidCardId(id)) return NotFound(c, id);
+  std::string dir = CardDir(id);
+  auto kind = fs_.Kind(dir);
+  if (!kind.ok()) return kind.status();
+  if (*kind != FileKind::kDir) return Missing(c, id);
+
+  std::optional<std::string> reason = commit.reason;
+  if (reason && reason->empty()) reason.reset();
+  std::optional<Gate> gate = commit.gate;
+  if (gate && !gate->approved_by && gate->checks.empty()) gate.reset();
+  const std::string to(LocationName(commit.to));
+
+  std::optional<CardState> committed;
+  std::string title;
+  Status s = WithCommitLock(id, "retry the move", [&]() -> Status {
+    auto settled = ReadJournal(c, id, dir);
+    if (!settled.ok()) return settled.status();
+    if (Status refused = RefuseOffBoard(id, *settled); !refused.ok()) return refused;
+    if (settled->stage_revision != commit.expected_revision) {
+      return Refuse("revision-mismatch", "card " + id + " moved to revision " +
+                                             std::to_string(settled->stage_revision) +
+                                             " while the transition to " + Q(to) +
+                                             " was being decided; re-read and retry");
+    }
+    // Same revision means same location, so these only fail for a caller that decided
+    // against a state it never read; re-checked anyway because the append must be legal.
+    if (settled->stage != commit.from ||
+        !IsLegalTransition(settled->stage, commit.to, settled->blocked_from,
+                           settled->service_class)) {
+      return Refuse("illegal-edge", "card " + id + " cannot move from " +
+                                        Q(LocationName(settled->stage)) + " to " + Q(to));
+    }
+    if (IsReworkEdge(settled->stage, commit.to) && (!reason || TrimAscii(*reason).empty())) {
+      return Refuse("reason-required",
+                    "reworking card " + id + " from " + Q(LocationName(settled->stage)) +
+                        " back to " + Q(to) +
+                        " requires a reason so the next holder knows what to fix; pass --reason");
+    }
+    JournalEntry entry;
+    entry.rev = settled->stage_revision + 1;
+    entry.at = commit.at.empty() ? clock_.NowIso() : commit.at;
+    entry.type = EntryType::kTransition;
+    entry.from = settled->stage;
+    entry.to = commit.to;
+    entry.by = commit.by;
+    entry.reason = reason;
+    entry.gate = gate;
+    if (Status appended = AppendEntry(c, dir, *settled, entry); !appended.ok()) return appended;
+    // Rewritten under the lock so two committers cannot leave an older projection last.
+    title = RewriteProjection(c, id, dir, *settled);
+    committed = std::move(*settled);
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  auto file = ReadCardFile(c, id, JoinPath(dir, "card.md"), false);
+  return CardOf(root_, id, dir, std::move(*committed), title, file.ok() ? file->body : "");
+}
+
+}  // namespace devflow

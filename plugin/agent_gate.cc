@@ -1,0 +1,233 @@
+#include "plugin/agent_gate.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "checker/prompt.h"
+#include "checker/verdict.h"
+#include "reports/verdict_cache.h"
+#include "reports/veto_report.h"
+
+namespace devflow {
+namespace {
+
+const Actor kParkActor{"command", std::string("devflow-agent-gate"), std::nullopt};
+const char kPrefix[] = "devflow-agent-gate: ";
+
+// An artifact record's path must stay inside the card directory: no absolute path and no ".."
+// segment (a journal is agent-writable data, never a way to read other files).
+std::optional<std::string> ArtifactPathProblem(const std::string& path) {
+  if (path.empty()) return "artifact record has an empty path";
+  if (path[0] == '/') return "artifact path " + path + " is absolute; it must stay inside the card directory";
+  size_t i = 0;
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (path.compare(i, j - i, "..") == 0) {
+      return "artifact path " + path + " leaves the card directory";
+    }
+    i = j + 1;
+  }
+  return std::nullopt;
+}
+
+struct Collected {
+  std::vector<PromptInput> inputs;
+  std::vector<std::string> labels;  // "kind:rev", configured order
+};
+
+// Newest registration of each configured kind, in configured order; kinds with no
+// registration are skipped (presence is the artifact gate's job, reference §4.4).
+Result<Collected> CollectInputs(const Card& card, const AgentEdgeConfig& edge, FileSystem& fs) {
+  Collected out;
+  for (const std::string& kind : edge.inputs) {
+    const ArtifactRecord* record = card.NewestOfKind(kind);
+    if (!record) continue;
+    if (auto problem = ArtifactPathProblem(record->path)) {
+      return Status::Error("EACCES", *problem);
+    }
+    Result<std::string> content = fs.ReadFile(JoinPath(card.dir, record->path));
+    if (!content.ok()) return content.status();
+    out.inputs.push_back(PromptInput{kind, record->rev, std::move(*content)});
+    out.labels.push_back(kind + ":" + std::to_string(record->rev));
+  }
+  return out;
+}
+
+PromptParts MakePrompt(const Card& card, const AgentEdgeConfig& edge, Collected& collected) {
+  PromptParts parts;
+  parts.instruction = edge.prompt;
+  parts.card_id = card.id;
+  parts.edge = edge.edge.Name();
+  parts.title = card.title;
+  parts.body = card.body;
+  parts.inputs = collected.inputs;
+  return parts;
+}
+
+std::string Workspace(const std::string& root) { return ParentPath(root); }
+
+}  // namespace
+
+AgentGate::AgentGate(AgentGateConfig config, CardReader read_card, CheckerDispatch& checker,
+                     FileSystem& fs)
+    : config_(std::move(config)), read_card_(std::move(read_card)), checker_(checker), fs_(fs) {}
+
+std::string AgentGate::ReportDir(const std::string& root) const {
+  if (!config_.report_dir) return JoinPath(root, "reports/agent-gate");
+  return ResolveAgainst(Workspace(root), *config_.report_dir);
+}
+
+std::string AgentGate::CacheDir(const std::string& root) const {
+  if (!config_.verdict_cache_dir) return "";
+  return ResolveAgainst(Workspace(root), *config_.verdict_cache_dir);
+}
+
+Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const Next& next) {
+  const Edge edge = attempt.edge();
+  const AgentEdgeConfig* configured = config_.Find(edge);
+  if (!configured) return next();  // unconfigured edge: delegate without reading the card
+  const std::string edge_name = edge.Name();
+
+  auto fail_closed = [&](const std::string& fault) {
+    context.parks.push_back(
+        ParkRequest{kParkActor, "agent check for " + edge_name + " failed closed: " + fault, id()});
+    return Decision::Veto("agent check for " + edge_name + " could not run: " + fault +
+                          "; the card is parked blocked until the deployment recovers");
+  };
+  auto allow_with = [&](const std::string& summary) {
+    Decision downstream = next();
+    if (!downstream.allowed) return downstream;  // a downstream veto passes back unchanged
+    downstream.checks.push_back(GateCheck{Actor{"agent", std::nullopt, std::nullopt}, summary});
+    return downstream;
+  };
+
+  Result<Card> card = read_card_(attempt.root, attempt.id);
+  if (!card.ok()) return fail_closed("the card cannot be read: " + card.status().message());
+
+  Result<Collected> collected = CollectInputs(*card, *configured, fs_);
+  if (!collected.ok()) {
+    return fail_closed("a required input cannot be read: " + collected.status().message());
+  }
+
+  const std::string cache_dir = CacheDir(attempt.root);
+  std::optional<VerdictCache> cache;
+  VerdictCacheKey key = VerdictCacheKey::Compute(edge_name, attempt.root, card->id,
+                                                 collected->labels, configured->prompt);
+  if (!cache_dir.empty()) {
+    cache.emplace(cache_dir, fs_);
+    Warnings* sink = context.warnings;
+    CollectedWarnings dropped;
+    if (auto hit = cache->Lookup(key, sink ? *sink : static_cast<Warnings&>(dropped))) {
+      if (!hit->allow) {
+        return Decision::Veto("agent check vetoed " + edge_name + " (cached): " + hit->summary +
+                              "; full report: " + hit->report_path.value_or(""));
+      }
+      return allow_with("[cached] " + hit->summary);
+    }
+  }
+
+  CheckRequest request;
+  request.provider = configured->provider;
+  request.prompt = AssemblePrompt(MakePrompt(*card, *configured, *collected));
+  request.timeout_ms = config_.check_timeout_ms;
+  request.max_reply_bytes = config_.max_reply_bytes;
+  request.card_id = card->id;
+  request.edge = edge_name;
+  request.root = attempt.root;
+  request.workspace = Workspace(attempt.root);
+  Result<CheckReply> reply = checker_.Dispatch(request);
+  if (!reply.ok()) return fail_closed(reply.status().message());
+
+  std::optional<Verdict> verdict = ParseLastVerdict(reply->text);
+  if (!verdict) return fail_closed("the checker replied without a parsable verdict block");
+
+  CollectedWarnings dropped;
+  Warnings& warnings = context.warnings ? *context.warnings : dropped;
+  if (verdict->allow) {
+    // Cached before delegating, so it is cached even if a later policy vetoes (reference §4.3).
+    if (cache && !context.dry_run) {
+      cache->Store(VerdictCacheRecord{key, true, verdict->summary, std::nullopt, attempt.at},
+                   warnings);
+    }
+    return allow_with(verdict->summary);
+  }
+
+  VetoReportFacts facts;
+  facts.card_id = card->id;
+  facts.edge = edge_name;
+  facts.revision = attempt.expected_revision;
+  facts.checked_inputs = collected->labels;
+  facts.at = attempt.at;
+  facts.summary = verdict->summary;
+  facts.findings = verdict->findings;
+  const std::string dir = ReportDir(attempt.root);
+  const std::string path = VetoReportPath(dir, card->id, std::string(LocationName(edge.from)),
+                                          std::string(LocationName(edge.to)),
+                                          attempt.expected_revision);
+  AttemptContext::Report report{path, RenderVetoReport(facts), false};
+  if (!context.dry_run) {
+    Status made = fs_.CreateDirs(dir);
+    if (made.ok()) made = fs_.WriteFileAtomic(path, report.text);
+    if (!made.ok()) {
+      return fail_closed("the veto report could not be written: " + made.message());
+    }
+    report.written = true;
+    if (cache) {
+      cache->Store(VerdictCacheRecord{key, false, verdict->summary, path, attempt.at}, warnings);
+    }
+  }
+  context.reports.push_back(report);
+  return Decision::Veto("agent check vetoed " + edge_name + ": " + verdict->summary +
+                        "; full report: " + path);
+}
+
+std::string AgentGate::Explain(const Attempt& attempt) {
+  const Edge edge = attempt.edge();
+  const AgentEdgeConfig* configured = config_.Find(edge);
+  if (!configured) return "edge " + edge.Name() + " is not configured: delegates to the next policy";
+  std::string out = "edge " + edge.Name() + " is configured: provider \"" + configured->provider +
+                    "\", checkTimeoutMs " + std::to_string(config_.check_timeout_ms) + "\n";
+  Result<Card> card = read_card_(attempt.root, attempt.id);
+  if (!card.ok()) return out + "the card cannot be read: " + card.status().message();
+  Result<Collected> collected = CollectInputs(*card, *configured, fs_);
+  if (!collected.ok()) {
+    return out + "would fail closed: a required input cannot be read: " +
+           collected.status().message();
+  }
+  std::string labels;
+  for (const auto& l : collected->labels) labels += (labels.empty() ? "" : ", ") + l;
+  out += "inputs: " + (labels.empty() ? std::string("none") : labels) + "\n";
+  out += "report would be written to: " +
+         VetoReportPath(ReportDir(attempt.root), card->id, std::string(LocationName(edge.from)),
+                        std::string(LocationName(edge.to)), attempt.expected_revision) +
+         "\n";
+  VerdictCacheKey key = VerdictCacheKey::Compute(edge.Name(), attempt.root, card->id,
+                                                 collected->labels, configured->prompt);
+  const std::string cache_dir = CacheDir(attempt.root);
+  out += "cache key: " + key.CompactJson() + "\n";
+  if (cache_dir.empty()) {
+    out += "cache: disabled (verdictCacheDir is not set)\n";
+  } else {
+    VerdictCache cache(cache_dir, fs_);
+    out += "cache file: " + cache.PathFor(key) + "\n";
+    CollectedWarnings warnings;
+    auto hit = cache.Lookup(key, warnings);
+    for (const auto& w : warnings.lines) out += "warning: " + w + "\n";
+    if (hit) {
+      out += std::string("cached verdict: ") + (hit->allow ? "allow" : "veto") + ": " +
+             hit->summary + " (at " + hit->at + ")\n";
+    } else {
+      out += "cached verdict: none (the checker would be dispatched)\n";
+    }
+  }
+  out += "prompt that would be sent (" +
+         std::to_string(AssemblePrompt(MakePrompt(*card, *configured, *collected)).size()) +
+         " bytes):\n";
+  out += "----- prompt begin -----\n" + AssemblePrompt(MakePrompt(*card, *configured, *collected)) +
+         "\n----- prompt end -----";
+  return out;
+}
+
+}  // namespace devflow

@@ -1,0 +1,53 @@
+// devflow-agent-gate (SPEC §5, reference/devflow-upstream.md §4): before a configured edge,
+// dispatch a one-shot independent checker, parse the last verdict block of its reply, and
+// allow (recording a check), veto (writing a report), or fail closed (veto + park blocked).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "checker/dispatch.h"
+#include "config/config.h"
+#include "host/os.h"
+#include "host/store.h"
+#include "host/waterfall.h"
+
+namespace devflow {
+
+/// Reads a card of a root, read-only (the gate never writes the journal).
+using CardReader = std::function<Result<Card>(const std::string& root, const std::string& id)>;
+
+/// The agent gate policy.
+///
+/// Messages (upstream strings, reference §4.3 / §4.10):
+///  - veto:   `agent check vetoed <edge>: <summary>; full report: <abs report path>`
+///  - cached: `agent check vetoed <edge> (cached): <summary>; full report: <path>`
+///  - fault:  `agent check for <edge> could not run: <fault>; the card is parked blocked until
+///            the deployment recovers`, with a park request whose reason is
+///            `agent check for <edge> failed closed: <fault>` by {command, devflow-agent-gate}.
+/// The check recorded on allow: {by:{kind:"agent"}, verdict:"allowed", summary} (`[cached] `
+/// prefix on a cache hit), appended after downstream checks.
+class AgentGate : public Policy {
+ public:
+  AgentGate(AgentGateConfig config, CardReader read_card, CheckerDispatch& checker,
+            FileSystem& fs);
+
+  std::string id() const override { return "devflow-agent-gate"; }
+  Decision Admit(const Attempt& attempt, AttemptContext& context, const Next& next) override;
+  std::string Explain(const Attempt& attempt) override;
+
+  /// `<root>/reports/agent-gate` by default; a relative reportDir resolves against the card
+  /// workspace (parent of the root), never the process cwd.
+  std::string ReportDir(const std::string& root) const;
+  /// The cache directory, or "" when verdictCacheDir is unset (caching disabled).
+  std::string CacheDir(const std::string& root) const;
+
+ private:
+  struct Inputs;
+  AgentGateConfig config_;
+  CardReader read_card_;
+  CheckerDispatch& checker_;
+  FileSystem& fs_;
+};
+
+}  // namespace devflow

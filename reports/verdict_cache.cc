@@ -1,0 +1,140 @@
+#include "reports/verdict_cache.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "reports/sha256.h"
+
+namespace devflow {
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+
+/// The key as an object in the upstream field order.
+ordered_json KeyJson(const VerdictCacheKey& key) {
+  ordered_json j = ordered_json::object();
+  j["edge"] = key.edge;
+  j["root"] = key.root;
+  j["card"] = key.card;
+  j["inputs"] = key.inputs;
+  j["promptSha256"] = key.prompt_sha256;
+  return j;
+}
+
+/// JS JSON.stringify: no whitespace, '/' and non-ASCII literal.
+std::string Compact(const ordered_json& j) { return j.dump(-1, ' ', false, kReplace); }
+
+/// Rebuilds the key from a stored key object that already compared equal to a computed one
+/// (so it has exactly the five string fields, in order).
+VerdictCacheKey KeyFrom(const ordered_json& j) {
+  VerdictCacheKey key;
+  key.edge = j.at("edge").get<std::string>();
+  key.root = j.at("root").get<std::string>();
+  key.card = j.at("card").get<std::string>();
+  key.inputs = j.at("inputs").get<std::vector<std::string>>();
+  key.prompt_sha256 = j.at("promptSha256").get<std::string>();
+  return key;
+}
+
+/// decodeCacheRecord's shape rules (reference §4.9): a non-null object, verdict allow|veto,
+/// a string summary (empty is fine), and a string reportPath on a veto. `at` is not checked.
+bool IsValidRecord(const ordered_json& j) {
+  if (!j.is_object()) return false;
+  auto verdict = j.find("verdict");
+  if (verdict == j.end() || !verdict->is_string()) return false;
+  const auto& v = verdict->get_ref<const std::string&>();
+  if (v != "allow" && v != "veto") return false;
+  auto summary = j.find("summary");
+  if (summary == j.end() || !summary->is_string()) return false;
+  if (v == "veto") {
+    auto report = j.find("reportPath");
+    if (report == j.end() || !report->is_string()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+VerdictCacheKey VerdictCacheKey::Compute(std::string edge, std::string root, std::string card,
+                                         std::vector<std::string> inputs,
+                                         const std::string& instruction) {
+  // std::string compares bytes as unsigned char: for kind-grammar strings (ASCII) this is
+  // exactly JS's default UTF-16 code-unit sort.
+  std::sort(inputs.begin(), inputs.end());
+  VerdictCacheKey key;
+  key.edge = std::move(edge);
+  key.root = std::move(root);
+  key.card = std::move(card);
+  key.inputs = std::move(inputs);
+  key.prompt_sha256 = Sha256Hex(instruction);
+  return key;
+}
+
+std::string VerdictCacheKey::CompactJson() const { return Compact(KeyJson(*this)); }
+
+std::string VerdictCacheKey::FileName() const {
+  return Sha256Hex(CompactJson()).substr(0, 16) + ".json";
+}
+
+std::string RenderCacheRecord(const VerdictCacheRecord& record) {
+  ordered_json j = ordered_json::object();
+  j["key"] = KeyJson(record.key);
+  j["verdict"] = record.allow ? "allow" : "veto";
+  j["summary"] = record.summary;
+  if (!record.allow) j["reportPath"] = record.report_path.value_or("");
+  j["at"] = record.at;
+  return j.dump(2, ' ', false, kReplace) + "\n";
+}
+
+std::string VerdictCache::PathFor(const VerdictCacheKey& key) const {
+  return JoinPath(dir_, key.FileName());
+}
+
+std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& key,
+                                                       Warnings& warnings) const {
+  const std::string file = PathFor(key);
+  auto raw = fs_.ReadFile(file);
+  if (!raw.ok()) {
+    if (raw.status().code() != "ENOENT") {
+      warnings.Warn("devflow-agent-gate: could not read the verdict cache at " + file + ": " +
+                    raw.status().message());
+    }
+    return std::nullopt;
+  }
+  ordered_json j = ordered_json::parse(*raw, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !IsValidRecord(j)) {
+    warnings.Warn("devflow-agent-gate: the verdict cache at " + file +
+                  " is corrupt; treating it as a miss");
+    return std::nullopt;
+  }
+  // The filename-hash collision guard: the stored key, re-serialised in its stored order,
+  // must equal the computed one; a reordered, extra or missing field is a silent miss.
+  auto stored_key = j.find("key");
+  if (stored_key == j.end() || Compact(*stored_key) != key.CompactJson()) return std::nullopt;
+
+  VerdictCacheRecord record;
+  record.key = KeyFrom(*stored_key);
+  record.allow = j["verdict"] == "allow";
+  record.summary = j["summary"].get<std::string>();
+  if (!record.allow) record.report_path = j["reportPath"].get<std::string>();
+  if (auto at = j.find("at"); at != j.end() && at->is_string()) record.at = at->get<std::string>();
+  return record;
+}
+
+bool VerdictCache::Store(const VerdictCacheRecord& record, Warnings& warnings) const {
+  const std::string file = PathFor(record.key);
+  Status status = fs_.CreateDirs(dir_);
+  if (status.ok()) status = fs_.WriteFileAtomic(file, RenderCacheRecord(record));
+  if (!status.ok()) {
+    warnings.Warn(std::string("devflow-agent-gate: could not cache the ") +
+                  (record.allow ? "allow" : "veto") + " verdict at " + file + ": " +
+                  status.message());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace devflow

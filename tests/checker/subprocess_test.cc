@@ -1,0 +1,451 @@
+// SubprocessChecker against real processes: fake checker scripts in tests/fixtures/checkers.
+#include "checker/subprocess.h"
+
+#include <dirent.h>
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "support/support.h"
+
+namespace devflow {
+namespace {
+
+using test::TempDir;
+using Clock = std::chrono::steady_clock;
+
+std::string Fixture(const std::string& name) {
+  return test::SourceDir() + "/tests/fixtures/checkers/" + name;
+}
+
+ProviderConfig Command(std::string name, std::vector<std::string> command,
+                       std::vector<std::string> env = {}) {
+  ProviderConfig p;
+  p.name = std::move(name);
+  p.command = std::move(command);
+  p.env = std::move(env);
+  return p;
+}
+
+// A request whose workspace is `workspace` (the checker's cwd).
+CheckRequest Request(const std::string& provider, const std::string& workspace,
+                     std::string prompt = "check this\n", int64_t timeout_ms = 20000) {
+  CheckRequest r;
+  r.provider = provider;
+  r.prompt = std::move(prompt);
+  r.timeout_ms = timeout_ms;
+  r.card_id = "0007-login";
+  r.edge = "designing->ready";
+  r.root = workspace + "/.devflow";
+  r.workspace = workspace;
+  return r;
+}
+
+SubprocessOptions FastOptions(const std::string& scratch_parent = "") {
+  SubprocessOptions o;
+  o.term_grace_ms = 200;
+  o.scratch_parent = scratch_parent;
+  return o;
+}
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// True when `pid` exists and is not a zombie.
+bool Running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  if (text.empty()) return false;
+  size_t paren = text.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
+  char state = text[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
+// Pids of running processes whose process group is `pgid`.
+std::vector<pid_t> RunningMembers(pid_t pgid) {
+  std::vector<pid_t> members;
+  DIR* dir = ::opendir("/proc");
+  REQUIRE(dir != nullptr);
+  while (dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    size_t paren = text.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream rest(text.substr(paren + 1));
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (!(rest >> state >> ppid >> pgrp)) continue;
+    if (pgrp == pgid && state != 'Z' && state != 'X') members.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(dir);
+  return members;
+}
+
+std::vector<pid_t> ReadPids(const std::string& file) {
+  std::vector<pid_t> pids;
+  std::istringstream in(test::Slurp(file).value_or(""));
+  long pid = 0;
+  while (in >> pid) pids.push_back(static_cast<pid_t>(pid));
+  return pids;
+}
+
+std::string Canonical(const std::string& path) {
+  return std::filesystem::weakly_canonical(path).string();
+}
+
+TEST_CASE("an allow reply passes through byte for byte") {
+  TempDir ws;
+  SubprocessChecker checker({Command("fake", {Fixture("allow.sh")})}, "/nonexistent/devflow-gate",
+                            FastOptions());
+  auto reply = checker.Dispatch(Request("fake", ws.path()));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text ==
+        "Looks grounded.\n\n```json\n{\"verdict\":\"allow\",\"summary\":\"ok\",\"findings\":[]}"
+        "\n```\n");
+}
+
+TEST_CASE("the prompt reaches the checker's stdin byte for byte") {
+  TempDir ws;
+  std::string prompt = "Check: caf\xc3\xa9 \r\n\ttabs and a NUL \0 byte\n";
+  prompt.append(std::string("\0", 1));
+  for (int i = 0; prompt.size() < 3 * 1024 * 1024; ++i)
+    prompt += "line " + std::to_string(i) + "\n";
+  SubprocessChecker checker({Command("echo", {Fixture("echo_prompt.sh")})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("echo", ws.path(), prompt));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text.size() == prompt.size());
+  CHECK(reply->text == prompt);
+}
+
+TEST_CASE("an empty prompt reaches the checker as an immediate EOF") {
+  TempDir ws;
+  SubprocessChecker checker({Command("echo", {Fixture("echo_prompt.sh")})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("echo", ws.path(), ""));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text == "");
+}
+
+TEST_CASE(
+    "the checker gets only the minimal environment, no host fd, the workspace as cwd and "
+    "a scratch HOME that is removed afterwards") {
+  TempDir ws, scratch_parent;
+  ::setenv("DG_SECRET", "must-not-leak", 1);
+  ::setenv("DG_PASS", "passed-through", 1);
+  ::unsetenv("DG_UNSET");
+  // Host fds without CLOEXEC: the 1.81 launcher would hand them to the child (cpp-notes §1.4).
+  int leaky_file = ::open("/dev/null", O_RDONLY);
+  int leaky_pipe[2];
+  REQUIRE(leaky_file >= 0);
+  REQUIRE(::pipe(leaky_pipe) == 0);
+
+  SubprocessChecker checker(
+      {Command("probe", {Fixture("probe.py")}, {"DG_PASS", "DG_UNSET", "HOME"})}, "",
+      FastOptions(scratch_parent.path()));
+  auto reply = checker.Dispatch(Request("probe", ws.path()));
+  ::close(leaky_file);
+  ::close(leaky_pipe[0]);
+  ::close(leaky_pipe[1]);
+  ::unsetenv("DG_SECRET");
+  ::unsetenv("DG_PASS");
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+
+  auto probe = nlohmann::json::parse(reply->text);
+  std::set<std::string> names;
+  for (auto& [name, value] : probe["env"].items()) names.insert(name);
+  INFO("checker environment: ", probe["env"].dump());
+  CHECK(names == std::set<std::string>{"DEVFLOW_GATE_CARD", "DEVFLOW_GATE_EDGE",
+                                       "DEVFLOW_GATE_ROOT", "DG_PASS", "HOME", "LANG", "PATH",
+                                       "TMPDIR"});
+  std::map<std::string, std::string> env = probe["env"];
+  CHECK(env["DG_PASS"] == "passed-through");
+  CHECK(env["DEVFLOW_GATE_CARD"] == "0007-login");
+  CHECK(env["DEVFLOW_GATE_EDGE"] == "designing->ready");
+  CHECK(env["DEVFLOW_GATE_ROOT"] == ws.path() + "/.devflow");
+  CHECK(env["PATH"] == std::string(std::getenv("PATH")));
+  const char* lang = std::getenv("LANG");
+  CHECK(env["LANG"] == std::string(lang && *lang ? lang : "C.UTF-8"));
+
+  std::string home = env["HOME"];
+  CHECK(env["TMPDIR"] == home);
+  CHECK(std::filesystem::path(home).parent_path().string() == scratch_parent.path());
+  CHECK_FALSE(std::filesystem::exists(home));  // removed, with the file the probe left in it
+  CHECK(test::Snapshot(scratch_parent.path()).empty());
+
+  CHECK(probe["fds"].dump() == "[0,1,2]");
+  CHECK(Canonical(probe["cwd"].get<std::string>()) == Canonical(ws.path()));
+}
+
+TEST_CASE("a bare program name is searched on the host PATH") {
+  TempDir ws;
+  SubprocessChecker checker({Command("sh", {"sh", Fixture("allow.sh")})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("sh", ws.path()));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text.rfind("Looks grounded.\n", 0) == 0);
+}
+
+TEST_CASE("an unregistered provider fails closed naming it") {
+  TempDir ws;
+  SubprocessChecker checker({Command("fake", {Fixture("allow.sh")})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("claude", ws.path()));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().code() == "fault");
+  CHECK(reply.status().message() == "subagent provider \"claude\" is not registered");
+}
+
+TEST_CASE("a program missing from PATH is a start fault naming the program and the OS error") {
+  TempDir ws;
+  SubprocessChecker checker({Command("nope", {"devflow-gate-no-such-checker", "-p"})}, "",
+                            FastOptions());
+  auto reply = checker.Dispatch(Request("nope", ws.path()));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().code() == "fault");
+  CHECK(reply.status().message() ==
+        "cannot start checker \"devflow-gate-no-such-checker\": No such file or directory");
+}
+
+TEST_CASE("a program path that does not exist is a start fault naming the OS error") {
+  TempDir ws;
+  std::string missing = ws / "bin/absent-checker";
+  SubprocessChecker checker({Command("nope", {missing})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("nope", ws.path()));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() ==
+        "cannot start checker \"" + missing + "\": No such file or directory");
+}
+
+TEST_CASE("a program that is not executable is a start fault naming the OS error") {
+  TempDir ws;
+  std::string script = ws / "not-executable.sh";
+  test::Spit(script, "#!/bin/sh\necho hi\n");
+  ::chmod(script.c_str(), 0644);
+  SubprocessChecker checker({Command("noexec", {script})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("noexec", ws.path()));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().code() == "fault");
+  CHECK(reply.status().message() == "cannot start checker \"" + script + "\": Permission denied");
+}
+
+TEST_CASE("a workspace that does not exist is a start fault naming it") {
+  TempDir ws;
+  SubprocessChecker checker({Command("fake", {Fixture("allow.sh")})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("fake", ws / "gone"));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "cannot start checker \"" + Fixture("allow.sh") +
+                                        "\": workspace " + (ws / "gone") +
+                                        ": No such file or directory");
+}
+
+TEST_CASE("a non-zero exit reports the code and the last non-blank stderr line") {
+  TempDir ws;
+  SubprocessChecker checker({Command("fail", {Fixture("fail.sh")})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("fail", ws.path()));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().code() == "fault");
+  CHECK(reply.status().message() == "the checker ended with exit code 7: boom");
+}
+
+TEST_CASE("a non-zero exit without stderr reports only the code") {
+  TempDir ws;
+  SubprocessChecker checker({Command("false", {"false"})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("false", ws.path()));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "the checker ended with exit code 1");
+}
+
+TEST_CASE("a checker killed by a signal reports the signal's name") {
+  TempDir ws;
+  SubprocessChecker checker({Command("kill", {Fixture("kill_self.sh"), "KILL"}),
+                             Command("segv", {Fixture("kill_self.sh"), "SEGV"})},
+                            "", FastOptions());
+  auto killed = checker.Dispatch(Request("kill", ws.path()));
+  REQUIRE_FALSE(killed.ok());
+  CHECK(killed.status().message() == "the checker ended with signal SIGKILL");
+  auto segv = checker.Dispatch(Request("segv", ws.path()));
+  REQUIRE_FALSE(segv.ok());
+  CHECK(segv.status().message() == "the checker ended with signal SIGSEGV");
+}
+
+TEST_CASE("a hanging checker times out at the deadline and nothing of its group survives") {
+  TempDir ws;
+  SubprocessChecker checker({Command("hang", {Fixture("hang.sh")})}, "", FastOptions());
+  auto t0 = Clock::now();
+  auto reply = checker.Dispatch(Request("hang", ws.path(), "x", 300));
+  double took = SecondsSince(t0);
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().code() == "fault");
+  CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (300ms)");
+  CHECK(took >= 0.3);
+  CHECK(took < 3.0);
+  REQUIRE(checker.last_pgid() > 0);
+  CHECK(RunningMembers(checker.last_pgid()).empty());
+}
+
+TEST_CASE("a timeout sends SIGTERM first and stays a timeout even if the checker then exits 0") {
+  TempDir ws;
+  std::string marker = ws / "marker";
+  SubprocessChecker checker({Command("term", {Fixture("term_aware.sh"), marker})}, "",
+                            FastOptions());
+  auto reply = checker.Dispatch(Request("term", ws.path(), "x", 300));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (300ms)");
+  CHECK(test::Slurp(marker).value_or("") == "term\n");
+  CHECK(RunningMembers(checker.last_pgid()).empty());
+}
+
+TEST_CASE("a checker that ignores SIGTERM is killed once the term grace has passed") {
+  TempDir ws;
+  SubprocessChecker checker({Command("stubborn", {Fixture("term_ignored.sh")})}, "",
+                            FastOptions());  // term grace 200 ms
+  auto t0 = Clock::now();
+  auto reply = checker.Dispatch(Request("stubborn", ws.path(), "x", 300));
+  double took = SecondsSince(t0);
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (300ms)");
+  CHECK(took >= 0.5);
+  CHECK(took < 3.0);
+  CHECK(RunningMembers(checker.last_pgid()).empty());
+}
+
+TEST_CASE("a grandchild holding stdout open does not outlive a checker that exits 0") {
+  TempDir ws;
+  std::string pids = ws / "pids";
+  SubprocessChecker checker({Command("gc", {Fixture("grandchild_exit0.sh"), pids})}, "",
+                            FastOptions());
+  auto t0 = Clock::now();
+  auto reply = checker.Dispatch(Request("gc", ws.path(), "x", 10000));
+  double took = SecondsSince(t0);
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text == "no verdict here\n");
+  CHECK(took < 2.0);  // well inside the 10 s deadline: the group is killed once the child exits
+  std::vector<pid_t> recorded = ReadPids(pids);
+  REQUIRE(recorded.size() == 2);
+  for (pid_t pid : recorded) CHECK_MESSAGE(!Running(pid), "pid " << pid << " still runs");
+  CHECK(RunningMembers(checker.last_pgid()).empty());
+}
+
+TEST_CASE(
+    "a hanging checker with a grandchild that ignores SIGTERM ends by the timeout and "
+    "leaves nothing running") {
+  TempDir ws;
+  std::string pids = ws / "pids";
+  SubprocessChecker checker({Command("gc", {Fixture("grandchild_hang.sh"), pids})}, "",
+                            FastOptions());
+  auto t0 = Clock::now();
+  auto reply = checker.Dispatch(Request("gc", ws.path(), "x", 300));
+  double took = SecondsSince(t0);
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (300ms)");
+  CHECK(took < 3.0);
+  std::vector<pid_t> recorded = ReadPids(pids);
+  REQUIRE(recorded.size() == 2);
+  for (pid_t pid : recorded) CHECK_MESSAGE(!Running(pid), "pid " << pid << " still runs");
+  CHECK(RunningMembers(checker.last_pgid()).empty());
+  errno = 0;
+  CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);  // no zombie child of ours is left
+  CHECK(errno == ECHILD);
+}
+
+TEST_CASE(
+    "a 20 MiB reply written before a 20 MiB prompt is read hits the reply cap without "
+    "deadlock") {
+  TempDir ws;
+  SubprocessChecker checker({Command("flood", {Fixture("flood_stdout_first.sh")})}, "",
+                            FastOptions());
+  CheckRequest request = Request("flood", ws.path(), std::string(20 * 1024 * 1024, 'p'), 60000);
+  request.max_reply_bytes = 8 * 1024 * 1024;
+  auto t0 = Clock::now();
+  auto reply = checker.Dispatch(request);
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().code() == "fault");
+  CHECK(reply.status().message() == "the checker reply exceeded 8388608 bytes");
+  CHECK(SecondsSince(t0) < 30.0);
+  CHECK(RunningMembers(checker.last_pgid()).empty());
+}
+
+TEST_CASE(
+    "a grandchild that escapes the group with setsid delays the reply by the EOF grace only") {
+  TempDir ws;
+  std::string pids = ws / "pids";
+  SubprocessOptions options = FastOptions();
+  options.eof_grace_ms = 200;
+  SubprocessChecker checker({Command("esc", {Fixture("setsid_escape.sh"), pids})}, "", options);
+  auto t0 = Clock::now();
+  auto reply = checker.Dispatch(Request("esc", ws.path(), "x", 10000));
+  double took = SecondsSince(t0);
+  std::vector<pid_t> escaper = ReadPids(pids);
+  for (pid_t pid : escaper) ::kill(pid, SIGKILL);  // out of our reach by design (cpp-notes §1.5)
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text == "reply before the escape\n");
+  CHECK(took >= 0.2);
+  CHECK(took < 2.0);
+  REQUIRE(escaper.size() == 1);
+}
+
+TEST_CASE("a reply of exactly the cap is accepted") {
+  TempDir ws;
+  SubprocessChecker checker({Command("echo", {Fixture("echo_prompt.sh")})}, "", FastOptions());
+  CheckRequest request = Request("echo", ws.path(), std::string(1000, 'r'));
+  request.max_reply_bytes = 1000;
+  auto reply = checker.Dispatch(request);
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text.size() == 1000);
+  request.prompt += "!";
+  auto over = checker.Dispatch(request);
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.status().message() == "the checker reply exceeded 1000 bytes");
+}
+
+TEST_CASE("a checker that exits without reading a 20 MiB prompt still has its reply returned") {
+  TempDir ws;
+  SubprocessChecker checker({Command("early", {Fixture("early_exit.sh")})}, "", FastOptions());
+  auto reply =
+      checker.Dispatch(Request("early", ws.path(), std::string(20 * 1024 * 1024, 'p'), 60000));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text ==
+        "```json\n{\"verdict\":\"allow\",\"summary\":\"early\",\"findings\":[]}\n```\n");
+}
+
+TEST_CASE("a 50 MiB stderr flood does not deadlock and its last line is reported") {
+  TempDir ws;
+  SubprocessChecker checker({Command("flood", {Fixture("flood_stderr.sh")})}, "", FastOptions());
+  auto t0 = Clock::now();
+  auto reply = checker.Dispatch(Request("flood", ws.path(), "x", 60000));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "the checker ended with exit code 3: flood-end");
+  CHECK(SecondsSince(t0) < 30.0);
+}
+
+TEST_CASE("a builtin provider runs the devflow-gate binary itself as `checker <name> args`") {
+  TempDir ws;
+  ProviderConfig grounding;
+  grounding.name = "grounding";
+  grounding.builtin = "grounding";
+  grounding.args = {"--claim-kind", "design"};
+  std::string self = Fixture("print_argv.sh");
+  SubprocessChecker checker({grounding}, self, FastOptions());
+  auto reply = checker.Dispatch(Request("grounding", ws.path()));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text == self + "\nchecker\ngrounding\n--claim-kind\ndesign\n");
+}
+
+}  // namespace
+}  // namespace devflow

@@ -1,0 +1,266 @@
+// Port of upstream tests/prompt.spec.ts (reference/devflow-upstream.md §5.6). Upstream's
+// dispatch options (agentOptions, tool filter, label, synthetic parent) have no counterpart in
+// a subprocess checker; cases 4–7 pin what our subprocess gets instead (SPEC §5): the
+// CheckRequest's card id, edge, root, workspace, timeout and reply cap, and what the real
+// checker process sees of them (DEVFLOW_GATE_* variables, cwd, the reply cap).
+#include "gate/fixture.h"
+
+namespace devflow::gatetest {
+namespace {
+
+ProviderConfig ScriptProvider(Rig& rig, const std::string& body) {
+  const std::string script = rig.workspace + "/bin/checker.sh";
+  Spit(script, "#!/bin/sh\n" + body);
+  test::MakeExecutable(script);
+  ProviderConfig p;
+  p.name = "checker";
+  p.command = {script};
+  return p;
+}
+
+// Cases 10–15: a reply whose only fenced block is not a verdict fails closed and parks.
+void ExpectOnlyBlockFailsClosed(const std::string& id, const std::string& block) {
+  Rig rig;
+  WriteCard(rig.root, id);
+  rig.scripted.Reply("Here is my verdict.\n\n```json\n" + block + "\n```\n");
+  ExpectParked(rig, rig.Move(id), id, "the checker replied without a parsable verdict block");
+  CHECK(rig.scripted.requests.size() == 1);
+}
+
+TEST_CASE(
+    "prompt.spec 1: sends the instruction, the card, every input under its separator, and the "
+    "verdict contract") {
+  Rig rig;
+  const std::string id = "0301-prompt";
+  WriteCard(rig.root, id, {{"prd", "PRD CONTENT LINE\n"}, {"design", "DESIGN CONTENT LINE\n"}});
+  rig.scripted.Allow("design is sound");
+  REQUIRE(rig.Move(id).code == "committed");
+  REQUIRE(rig.scripted.requests.size() == 1);
+  const CheckRequest& request = rig.scripted.requests[0];
+  const std::string& prompt = request.prompt;
+  CHECK(prompt.rfind(std::string(kInstruction) + "\n", 0) == 0);
+  const std::string head = std::string(kInstruction) +
+                           "\n\nYou are gate-checking devflow card 0301-prompt on edge "
+                           "designing->ready.\n\n# Card 0301-prompt\n\nBody of 0301-prompt.\n\n"
+                           "--- artifact prd (rev 3) ---\n\nPRD CONTENT LINE\n\n\n"
+                           "--- artifact design (rev 4) ---\n\nDESIGN CONTENT LINE\n\n\n";
+  CHECK(prompt.substr(0, head.size()) == head);
+  CHECK(prompt.find("You are gate-checking devflow card 0301-prompt on edge designing->ready.") !=
+        std::string::npos);
+  CHECK(prompt.find("# Card 0301-prompt") != std::string::npos);
+  CHECK(prompt.find("--- artifact prd (rev 3) ---\n\nPRD CONTENT LINE") != std::string::npos);
+  CHECK(prompt.find("--- artifact design (rev 4) ---\n\nDESIGN CONTENT LINE") != std::string::npos);
+  CHECK(prompt.find("You are a read-only checker") != std::string::npos);
+  CHECK(prompt.find("\"verdict\": \"allow\" | \"veto\"") != std::string::npos);
+  const std::string tail = "\n\n```json\n";
+  CHECK(prompt.size() >= 4);
+  CHECK(prompt.substr(prompt.size() - 4) == "\n```");  // no trailing newline
+  CHECK(prompt.find(tail) != std::string::npos);
+  // Upstream's label / parent cwd: the card id and the workspace the checker runs in.
+  CHECK(request.provider == "checker");
+  CHECK(request.card_id == "0301-prompt");
+  CHECK(request.edge == "designing->ready");
+  CHECK(request.workspace == rig.workspace);
+}
+
+TEST_CASE(
+    "prompt.spec 2: skips an input kind with no registration instead of vetoing for it — "
+    "presence is the mechanical gate's job") {
+  Rig rig;
+  const std::string id = "0302-skip";
+  WriteCard(rig.root, id, {{"prd", "PRD CONTENT LINE\n"}});
+  rig.scripted.Allow("design is sound");
+  CHECK(rig.Move(id).code == "committed");
+  REQUIRE(rig.scripted.requests.size() == 1);
+  const std::string& prompt = rig.scripted.requests[0].prompt;
+  CHECK(Count(prompt, "--- artifact prd (rev 3) ---") == 1);
+  CHECK(prompt.find("--- artifact design") == std::string::npos);
+}
+
+TEST_CASE("prompt.spec 3: deduplicates a kind listed twice: one separator, one read") {
+  Result<GateConfig> loaded = LoadConfigText(
+      "plugins:\n"
+      "  - id: devflow-agent-gate\n"
+      "    config:\n"
+      "      edges:\n"
+      "        'designing->ready':\n"
+      "          provider: checker\n"
+      "          inputs: [prd, prd]\n"
+      "          prompt: Check that the design cites only requirements the PRD states.\n",
+      "devflow-gate.yaml");
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  REQUIRE(loaded->plugins.size() == 1);
+  REQUIRE(loaded->plugins[0].agent.has_value());
+  Rig rig;
+  rig.config = *loaded->plugins[0].agent;
+  const std::string id = "0303-dedupe";
+  WriteCard(rig.root, id, {{"prd", "PRD CONTENT LINE\n"}});
+  int prd_reads = 0;
+  rig.fs.before = [&](const std::string& op, const std::string& path) {
+    if (op == "read" && path == rig.CardDir(id) + "/artifacts/3-prd.md") ++prd_reads;
+  };
+  rig.scripted.Allow("design is sound");
+  CHECK(rig.Move(id).code == "committed");
+  REQUIRE(rig.scripted.requests.size() == 1);
+  CHECK(Count(rig.scripted.requests[0].prompt, "--- artifact prd (rev 3) ---") == 1);
+  CHECK(prd_reads == 1);
+}
+
+TEST_CASE(
+    "prompt.spec 4: tells the checker which card, edge, root and workspace it checks (replaces "
+    "the tool filter)") {
+  Rig rig;
+  const std::string id = "0304-identity";
+  WriteCard(rig.root, id);
+  rig.scripted.Allow("design is sound");
+  REQUIRE(rig.Move(id).code == "committed");
+  REQUIRE(rig.scripted.requests.size() == 1);
+  const CheckRequest& request = rig.scripted.requests[0];
+  CHECK(request.card_id == id);
+  CHECK(request.edge == "designing->ready");
+  CHECK(request.root == rig.root);
+  CHECK(request.workspace == rig.workspace);
+}
+
+TEST_CASE(
+    "prompt.spec 5: sends the configured checkTimeoutMs and reply cap with every check, with "
+    "the defaults 600000 ms and 8 MiB (replaces agentOptions)") {
+  Rig rig;
+  const std::string id = "0305-limits";
+  WriteCard(rig.root, id);
+  rig.scripted.Veto("the design is hollow");
+  rig.scripted.Veto("the design is hollow");
+  REQUIRE(rig.Move(id).code == "vetoed");
+  rig.config.check_timeout_ms = 1234;
+  rig.config.max_reply_bytes = 4096;
+  REQUIRE(rig.Move(id).code == "vetoed");
+  REQUIRE(rig.scripted.requests.size() == 2);
+  CHECK(rig.scripted.requests[0].timeout_ms == 600000);
+  CHECK(rig.scripted.requests[0].max_reply_bytes == 8 * 1024 * 1024);
+  CHECK(rig.scripted.requests[1].timeout_ms == 1234);
+  CHECK(rig.scripted.requests[1].max_reply_bytes == 4096);
+}
+
+TEST_CASE(
+    "prompt.spec 6: the checker process sees its card, edge and root in DEVFLOW_GATE_* and runs "
+    "in the workspace (replaces the parent's agent registry)") {
+  Rig rig;
+  const std::string id = "0306-env";
+  WriteCard(rig.root, id);
+  ProviderConfig p = ScriptProvider(
+      rig,
+      "cat >/dev/null\n"
+      "printf 'Checked.\\n```json\\n{\"verdict\": \"allow\", \"summary\": "
+      "\"%s|%s|%s|%s\"}\\n```\\n' "
+      "\"$DEVFLOW_GATE_CARD\" \"$DEVFLOW_GATE_EDGE\" \"$DEVFLOW_GATE_ROOT\" \"$(pwd -P)\"\n");
+  SubprocessChecker real({p}, test::GateBinary());
+  rig.checker = &real;
+  MoveOutcome outcome = rig.Move(id);
+  CHECK(outcome.code == "committed");
+  REQUIRE(outcome.checks.size() == 1);
+  CHECK(outcome.checks[0].summary == id + "|designing->ready|" + rig.root + "|" + rig.workspace);
+}
+
+TEST_CASE("prompt.spec 7: fails closed when the checker reply exceeds the reply cap") {
+  Rig rig;
+  const std::string id = "0307-cap";
+  WriteCard(rig.root, id);
+  ProviderConfig p = ScriptProvider(
+      rig,
+      "cat >/dev/null\n"
+      "i=0; while [ $i -lt 20 ]; do echo 'padding padding padding'; i=$((i+1)); done\n"
+      "printf '```json\\n{\"verdict\": \"allow\", \"summary\": \"too long\"}\\n```\\n'\n");
+  SubprocessChecker real({p}, test::GateBinary());
+  rig.checker = &real;
+  rig.config.max_reply_bytes = 64;
+  ExpectParked(rig, rig.Move(id), id, "the checker reply exceeded 64 bytes");
+}
+
+TEST_CASE(
+    "prompt.spec 8: reads the last parsable verdict block, skipping a trailing block that is "
+    "not one") {
+  Rig rig;
+  const std::string id = "0308-last";
+  WriteCard(rig.root, id);
+  rig.scripted.Reply(
+      "A veto would look like this:\n\n```json\n{\"verdict\": \"veto\", \"summary\": \"quoted "
+      "example\"}\n```\n\nMy decision:\n\n```json\n{\"verdict\": \"allow\", \"summary\": \"the "
+      "real decision\"}\n```\n\nAnd a trailing snippet:\n\n```\nnot json at all\n```\n");
+  MoveOutcome outcome = rig.Move(id);
+  CHECK(outcome.code == "committed");
+  const std::string journal = rig.Journal(id);
+  CHECK(journal.find("\"summary\":\"the real decision\"") != std::string::npos);
+  CHECK(journal.find("quoted example") == std::string::npos);
+}
+
+TEST_CASE(
+    "prompt.spec 9: ignores output that is not the reply text when hunting for the verdict "
+    "(stderr of the checker)") {
+  // Upstream: non-text output blocks are ignored. Ours: only stdout is the reply; a verdict
+  // block printed on stderr (diagnostics, tool output) never decides.
+  Rig rig;
+  const std::string id = "0309-stderr";
+  WriteCard(rig.root, id);
+  ProviderConfig p = ScriptProvider(
+      rig,
+      "cat >/dev/null\n"
+      "printf 'Checked.\\n```json\\n{\"verdict\": \"allow\", \"summary\": \"from "
+      "stdout\"}\\n```\\n'\n"
+      "printf '```json\\n{\"verdict\": \"veto\", \"summary\": \"from stderr\"}\\n```\\n' >&2\n");
+  SubprocessChecker real({p}, test::GateBinary());
+  rig.checker = &real;
+  MoveOutcome outcome = rig.Move(id);
+  CHECK(outcome.code == "committed");
+  REQUIRE(outcome.checks.size() == 1);
+  CHECK(outcome.checks[0].summary == "from stdout");
+}
+
+TEST_CASE("prompt.spec 10: fails closed when the only block carries a JSON scalar") {
+  ExpectOnlyBlockFailsClosed("0310-scalar", "42");
+}
+
+TEST_CASE("prompt.spec 11: fails closed when the only block carries JSON null") {
+  ExpectOnlyBlockFailsClosed("0311-null", "null");
+}
+
+TEST_CASE("prompt.spec 12: fails closed when the only block carries an unknown verdict word") {
+  ExpectOnlyBlockFailsClosed("0312-maybe", "{\"verdict\": \"maybe\", \"summary\": \"unsure\"}");
+}
+
+TEST_CASE("prompt.spec 13: fails closed when the only block carries a blank summary") {
+  ExpectOnlyBlockFailsClosed("0313-blank", "{\"verdict\": \"allow\", \"summary\": \"  \"}");
+}
+
+TEST_CASE("prompt.spec 14: fails closed when the only block carries non-array findings") {
+  ExpectOnlyBlockFailsClosed(
+      "0314-findings-string",
+      "{\"verdict\": \"veto\", \"summary\": \"hollow\", \"findings\": \"one\"}");
+}
+
+TEST_CASE("prompt.spec 15: fails closed when the only block carries a non-string finding") {
+  ExpectOnlyBlockFailsClosed("0315-findings-number",
+                             "{\"verdict\": \"veto\", \"summary\": \"hollow\", \"findings\": [1]}");
+}
+
+TEST_CASE("prompt.spec 16: reports \"no individual findings\" when a veto carries none") {
+  Rig rig;
+  rig.config.edges[0].inputs.clear();
+  const std::string id = "0309-no-findings";
+  WriteCard(rig.root, id);
+  rig.scripted.Reply("```json\n{ \"verdict\": \"veto\", \"summary\": \"hollow\" }\n```");
+  MoveOutcome outcome = rig.Move(id);
+  CHECK(outcome.code == "vetoed");
+  const std::string path = rig.root + "/reports/agent-gate/0309-no-findings-designing-ready-r2.md";
+  std::optional<std::string> report = Slurp(path);
+  REQUIRE(report.has_value());
+  CHECK(report->find("The checker listed no individual findings.") != std::string::npos);
+  CHECK(report->find("- checked inputs: none") != std::string::npos);
+  CHECK(*report ==
+        "# Agent check veto: card 0309-no-findings, edge designing->ready\n\n- card: "
+        "0309-no-findings\n- edge: designing->ready\n- revision: 2\n- checked inputs: none\n- "
+        "at: 2026-09-16T08:00:00.000Z\n\n## Summary\n\nhollow\n\n## Findings\n\nThe checker "
+        "listed no individual findings.\n");
+}
+
+}  // namespace
+}  // namespace devflow::gatetest

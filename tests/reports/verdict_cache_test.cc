@@ -1,0 +1,313 @@
+#include "reports/verdict_cache.h"
+
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <string>
+
+#include "support/support.h"
+
+namespace devflow {
+namespace {
+
+using test::FaultyFileSystem;
+using test::Slurp;
+using test::Spit;
+using test::TempDir;
+
+constexpr const char* kInstruction =
+    "Check that the design cites only requirements the PRD states.";
+constexpr const char* kPromptSha =
+    "5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a";
+constexpr const char* kAt = "2026-09-16T08:00:00.000Z";
+
+// Computed independently with python3: json.dumps(key, separators=(',', ':'),
+// ensure_ascii=False) and hashlib.sha256(...).hexdigest()[:16].
+constexpr const char* kCompactKey =
+    R"({"edge":"designing->ready","root":"/work/ws/.devflow","card":"0002-b",)"
+    R"("inputs":["design:4","prd:3"],)"
+    R"("promptSha256":"5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a"})";
+constexpr const char* kFileName = "74acfe879fe16512.json";
+
+constexpr const char* kAllowRecord = R"({
+  "key": {
+    "edge": "designing->ready",
+    "root": "/work/ws/.devflow",
+    "card": "0002-b",
+    "inputs": [
+      "design:4",
+      "prd:3"
+    ],
+    "promptSha256": "5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a"
+  },
+  "verdict": "allow",
+  "summary": "design holds",
+  "at": "2026-09-16T08:00:00.000Z"
+}
+)";
+
+constexpr const char* kVetoRecord = R"({
+  "key": {
+    "edge": "designing->ready",
+    "root": "/work/ws/.devflow",
+    "card": "0002-b",
+    "inputs": [
+      "design:4",
+      "prd:3"
+    ],
+    "promptSha256": "5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a"
+  },
+  "verdict": "veto",
+  "summary": "the design is hollow",
+  "reportPath": "/work/ws/.devflow/reports/agent-gate/0002-b-designing-ready-r4.md",
+  "at": "2026-09-16T08:00:00.000Z"
+}
+)";
+
+VerdictCacheKey TheKey() {
+  return VerdictCacheKey::Compute("designing->ready", "/work/ws/.devflow", "0002-b",
+                                  {"prd:3", "design:4"}, kInstruction);
+}
+
+VerdictCacheRecord AllowRecord() {
+  VerdictCacheRecord r;
+  r.key = TheKey();
+  r.allow = true;
+  r.summary = "design holds";
+  r.at = kAt;
+  return r;
+}
+
+VerdictCacheRecord VetoRecord() {
+  VerdictCacheRecord r;
+  r.key = TheKey();
+  r.allow = false;
+  r.summary = "the design is hollow";
+  r.report_path = "/work/ws/.devflow/reports/agent-gate/0002-b-designing-ready-r4.md";
+  r.at = kAt;
+  return r;
+}
+
+std::string Corrupt(const std::string& file) {
+  return "devflow-agent-gate: the verdict cache at " + file + " is corrupt; treating it as a miss";
+}
+
+TEST_CASE("cache key sorts inputs and hashes the instruction") {
+  VerdictCacheKey key = TheKey();
+  CHECK(key.edge == "designing->ready");
+  CHECK(key.root == "/work/ws/.devflow");
+  CHECK(key.card == "0002-b");
+  CHECK(key.inputs == std::vector<std::string>{"design:4", "prd:3"});
+  CHECK(key.prompt_sha256 == kPromptSha);
+}
+
+TEST_CASE("cache key compact JSON and file name are byte-identical to JSON.stringify's") {
+  VerdictCacheKey key = TheKey();
+  CHECK(key.CompactJson() == kCompactKey);
+  CHECK(key.FileName() == kFileName);
+}
+
+TEST_CASE("cache key keeps non-ASCII literal and '/' unescaped") {
+  VerdictCacheKey key =
+      VerdictCacheKey::Compute("designing->ready", "/work/w\xc3\xb6rk/ws/.devflow", "0002-\xc3\xa9",
+                               {"prd:3", "design:4"}, kInstruction);
+  CHECK(key.CompactJson() ==
+        "{\"edge\":\"designing->ready\",\"root\":\"/work/w\xc3\xb6rk/ws/.devflow\","
+        "\"card\":\"0002-\xc3\xa9\",\"inputs\":[\"design:4\",\"prd:3\"],"
+        "\"promptSha256\":\"5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a\"}");
+  CHECK(key.FileName() == "1beb22f7ea0d80e4.json");
+}
+
+TEST_CASE("cache record renders as JSON.stringify(record, null, 2) plus a newline") {
+  CHECK(RenderCacheRecord(AllowRecord()) == kAllowRecord);
+  CHECK(RenderCacheRecord(VetoRecord()) == kVetoRecord);
+}
+
+TEST_CASE("cache record renders an empty input list as []") {
+  VerdictCacheRecord r = AllowRecord();
+  r.key.inputs.clear();
+  std::string text = RenderCacheRecord(r);
+  CHECK(text.find("    \"inputs\": [],\n") != std::string::npos);
+}
+
+TEST_CASE("cache stores the pretty record under the key's file name and reads it back") {
+  TempDir tmp;
+  VerdictCache cache(tmp / "cache/agent-gate", RealFileSystem());
+  CollectedWarnings warnings;
+  CHECK(cache.PathFor(TheKey()) == tmp / "cache/agent-gate/74acfe879fe16512.json");
+
+  REQUIRE(cache.Store(VetoRecord(), warnings));
+  CHECK(Slurp(tmp / "cache/agent-gate/74acfe879fe16512.json") == std::string(kVetoRecord));
+
+  auto hit = cache.Lookup(TheKey(), warnings);
+  REQUIRE(hit.has_value());
+  CHECK_FALSE(hit->allow);
+  CHECK(hit->summary == "the design is hollow");
+  CHECK(hit->report_path == "/work/ws/.devflow/reports/agent-gate/0002-b-designing-ready-r4.md");
+  CHECK(hit->at == kAt);
+  CHECK(hit->key.CompactJson() == kCompactKey);
+  CHECK(warnings.lines.empty());
+}
+
+TEST_CASE("cache lookup reconstructs an allow record written by another writer") {
+  TempDir tmp;
+  VerdictCache cache(tmp.path(), RealFileSystem());
+  Spit(tmp / kFileName, kAllowRecord);
+  CollectedWarnings warnings;
+  auto hit = cache.Lookup(TheKey(), warnings);
+  REQUIRE(hit.has_value());
+  CHECK(hit->allow);
+  CHECK(hit->summary == "design holds");
+  CHECK_FALSE(hit->report_path.has_value());
+  CHECK(hit->key.inputs == std::vector<std::string>{"design:4", "prd:3"});
+  CHECK(RenderCacheRecord(*hit) == kAllowRecord);
+  CHECK(warnings.lines.empty());
+}
+
+TEST_CASE("cache lookup of an absent file is a silent miss") {
+  TempDir tmp;
+  VerdictCache cache(tmp / "never-created", RealFileSystem());
+  CollectedWarnings warnings;
+  CHECK_FALSE(cache.Lookup(TheKey(), warnings).has_value());
+  CHECK(warnings.lines.empty());
+}
+
+TEST_CASE("cache lookup that cannot read the file warns and misses") {
+  TempDir tmp;
+  Spit(tmp / kFileName, kAllowRecord);
+  FaultyFileSystem fs;
+  fs.Fail("read", kFileName, EACCES);
+  VerdictCache cache(tmp.path(), fs);
+  CollectedWarnings warnings;
+  CHECK_FALSE(cache.Lookup(TheKey(), warnings).has_value());
+  std::string file = tmp / kFileName;
+  REQUIRE(warnings.lines.size() == 1);
+  CHECK(warnings.lines[0] == "devflow-agent-gate: could not read the verdict cache at " + file +
+                                 ": read " + file + ": Permission denied (EACCES)");
+}
+
+TEST_CASE("cache lookup treats each corrupt record shape as a warned miss") {
+  struct Case {
+    const char* label;
+    std::string text;
+  };
+  std::string key = std::string("\"key\":") + kCompactKey;
+  const Case cases[] = {
+      {"unparsable JSON", "{not json"},
+      {"a JSON scalar", "42"},
+      {"JSON null", "null"},
+      {"an unknown verdict", "{" + key + ",\"verdict\":\"maybe\",\"summary\":\"s\",\"at\":\"x\"}"},
+      {"a missing verdict", "{" + key + ",\"summary\":\"s\"}"},
+      {"a non-string summary", "{" + key + ",\"verdict\":\"allow\",\"summary\":7,\"at\":\"x\"}"},
+      {"a missing summary", "{" + key + ",\"verdict\":\"allow\"}"},
+      {"a veto without its report path",
+       "{" + key + ",\"verdict\":\"veto\",\"summary\":\"s\",\"at\":\"x\"}"},
+      {"a veto with a non-string report path",
+       "{" + key + ",\"verdict\":\"veto\",\"summary\":\"s\",\"reportPath\":null}"},
+      {"an array", "[1,2]"},
+      {"an empty file", ""},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.label);
+    TempDir tmp;
+    Spit(tmp / kFileName, c.text);
+    VerdictCache cache(tmp.path(), RealFileSystem());
+    CollectedWarnings warnings;
+    CHECK_FALSE(cache.Lookup(TheKey(), warnings).has_value());
+    CHECK(warnings.lines == std::vector<std::string>{Corrupt(tmp / kFileName)});
+  }
+}
+
+TEST_CASE("cache lookup accepts an empty summary and an absent at") {
+  TempDir tmp;
+  Spit(tmp / kFileName,
+       std::string("{\"key\":") + kCompactKey + ",\"verdict\":\"allow\",\"summary\":\"\"}");
+  VerdictCache cache(tmp.path(), RealFileSystem());
+  CollectedWarnings warnings;
+  auto hit = cache.Lookup(TheKey(), warnings);
+  REQUIRE(hit.has_value());
+  CHECK(hit->allow);
+  CHECK(hit->summary.empty());
+  CHECK(hit->at.empty());
+  CHECK(warnings.lines.empty());
+}
+
+TEST_CASE("cache lookup treats a well-formed record with another key as a silent miss") {
+  struct Case {
+    const char* label;
+    std::string stored_key;
+  };
+  const Case cases[] = {
+      {"another card",
+       R"({"edge":"designing->ready","root":"/work/ws/.devflow","card":"0003-c","inputs":["design:4","prd:3"],"promptSha256":"5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a"})"},
+      {"reordered fields",
+       R"({"root":"/work/ws/.devflow","edge":"designing->ready","card":"0002-b","inputs":["design:4","prd:3"],"promptSha256":"5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a"})"},
+      {"an extra field",
+       R"({"edge":"designing->ready","root":"/work/ws/.devflow","card":"0002-b","inputs":["design:4","prd:3"],"promptSha256":"5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a","x":1})"},
+      {"unsorted inputs",
+       R"({"edge":"designing->ready","root":"/work/ws/.devflow","card":"0002-b","inputs":["prd:3","design:4"],"promptSha256":"5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a"})"},
+      {"no key at all", ""},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.label);
+    TempDir tmp;
+    std::string key = c.stored_key.empty() ? "" : "\"key\":" + c.stored_key + ",";
+    Spit(tmp / kFileName, "{" + key + R"("verdict":"allow","summary":"s","at":"x"})");
+    VerdictCache cache(tmp.path(), RealFileSystem());
+    CollectedWarnings warnings;
+    CHECK_FALSE(cache.Lookup(TheKey(), warnings).has_value());
+    CHECK(warnings.lines.empty());
+  }
+}
+
+TEST_CASE("cache lookup compares the stored key as data, not as whitespace") {
+  TempDir tmp;
+  Spit(tmp / kFileName, std::string("{ \"key\" :\n ") + kCompactKey +
+                            " ,\"verdict\":\"allow\",\"summary\":\"s\",\"at\":\"x\"}\n\n");
+  VerdictCache cache(tmp.path(), RealFileSystem());
+  CollectedWarnings warnings;
+  CHECK(cache.Lookup(TheKey(), warnings).has_value());
+  CHECK(warnings.lines.empty());
+}
+
+TEST_CASE("cache store that cannot create the directory warns, returns false, writes nothing") {
+  TempDir tmp;
+  FaultyFileSystem fs;
+  fs.Fail("mkdirs", "agent-gate", EACCES);
+  VerdictCache cache(tmp / "cache/agent-gate", fs);
+  CollectedWarnings warnings;
+  CHECK_FALSE(cache.Store(AllowRecord(), warnings));
+  std::string file = tmp / "cache/agent-gate/74acfe879fe16512.json";
+  CHECK(warnings.lines ==
+        std::vector<std::string>{"devflow-agent-gate: could not cache the allow verdict at " +
+                                 file + ": mkdirs " + tmp / "cache/agent-gate" +
+                                 ": Permission denied (EACCES)"});
+  CHECK_FALSE(Slurp(file).has_value());
+}
+
+TEST_CASE("cache store that cannot write the file names the veto verdict in its warning") {
+  TempDir tmp;
+  FaultyFileSystem fs;
+  fs.Fail("write-atomic", kFileName, ENOSPC);
+  VerdictCache cache(tmp.path(), fs);
+  CollectedWarnings warnings;
+  CHECK_FALSE(cache.Store(VetoRecord(), warnings));
+  std::string file = tmp / kFileName;
+  CHECK(warnings.lines ==
+        std::vector<std::string>{"devflow-agent-gate: could not cache the veto verdict at " + file +
+                                 ": write-atomic " + file + ": No space left on device (ENOSPC)"});
+  CHECK(test::Snapshot(tmp.path()).empty());
+}
+
+TEST_CASE("cache store replaces an older record for the same key") {
+  TempDir tmp;
+  VerdictCache cache(tmp.path(), RealFileSystem());
+  CollectedWarnings warnings;
+  REQUIRE(cache.Store(AllowRecord(), warnings));
+  REQUIRE(cache.Store(VetoRecord(), warnings));
+  CHECK(test::Snapshot(tmp.path()) == std::map<std::string, std::string>{{kFileName, kVetoRecord}});
+  CHECK(warnings.lines.empty());
+}
+
+}  // namespace
+}  // namespace devflow
