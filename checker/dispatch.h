@@ -25,6 +25,9 @@ struct CheckRequest {
 /// The checker's reply text (stdout), complete.
 struct CheckReply {
   std::string text;
+  /// Confinement the checker ran under: "bwrap", "landlock-abi<N>+seccomp", "none" or "off"
+  /// (the provider asked for `sandbox: off`); empty from a dispatcher that spawns nothing.
+  std::string sandbox;
 };
 
 /// Runs one check. A failed Result carries code "fault" and the exact SPEC §5 fault text as

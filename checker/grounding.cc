@@ -1,9 +1,14 @@
-// The grounding core: token scanners (one linear pass each) and whole-token set lookup.
+// The grounding core: token scanners (one linear pass each) and whole-token set lookup, plus
+// release_gate.py's own regexes and substring search for --compat.
 #include "checker/grounding.h"
+
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -12,7 +17,7 @@
 namespace devflow {
 namespace {
 
-enum class Kind { kDate, kUrl, kRef, kHash, kPath, kNumber, kUnknown };
+enum class Kind { kDate, kUrl, kRef, kHash, kPath, kNumber, kDateText, kUnknown };
 
 using TokenSink = std::function<void(std::string_view)>;
 
@@ -23,23 +28,143 @@ Kind KindOf(std::string_view name) {
   if (name == "hash") return Kind::kHash;
   if (name == "path") return Kind::kPath;
   if (name == "number") return Kind::kNumber;
+  if (name == "date-text") return Kind::kDateText;
   return Kind::kUnknown;
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
-bool IsAsciiAlnum(char c) { return IsDigit(c) || IsUpper(c) || (c >= 'a' && c <= 'z'); }
+bool IsLetter(char c) { return IsUpper(c) || (c >= 'a' && c <= 'z'); }
+bool IsAsciiAlnum(char c) { return IsDigit(c) || IsLetter(c); }
 bool IsAsciiWord(char c) { return IsAsciiAlnum(c) || c == '_'; }
-// Python's \w in Unicode mode treats letters beyond ASCII as word characters; a byte of a
-// multi-byte UTF-8 sequence stands in for them.
-bool IsWord(char c) { return IsAsciiWord(c) || static_cast<unsigned char>(c) >= 0x80; }
 bool IsHexLetter(char c) { return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsHex(char c) { return IsDigit(c) || IsHexLetter(c); }
 bool IsPathChar(char c) {
   return IsAsciiAlnum(c) || c == '_' || c == '.' || c == '~' || c == '/' || c == '-';
 }
 bool In(char c, std::string_view set) { return set.find(c) != std::string_view::npos; }
 
 char Lower(char c) { return IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// --- Code points: Python's \w and \s in Unicode mode, approximated by blocks -------------
+
+constexpr uint32_t kInvalid = 0xFFFFFFFF;
+
+// Decodes the UTF-8 sequence at `i` into `cp` (kInvalid for a malformed byte, which then
+// stands alone); returns its length in bytes (>= 1).
+size_t Decode(std::string_view s, size_t i, uint32_t* cp) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  if (b < 0x80) {
+    *cp = b;
+    return 1;
+  }
+  size_t len = 0;
+  uint32_t value = 0;
+  if (b >= 0xC2 && b <= 0xDF) {
+    len = 2;
+    value = b & 0x1F;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    len = 3;
+    value = b & 0x0F;
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    len = 4;
+    value = b & 0x07;
+  } else {
+    *cp = kInvalid;
+    return 1;
+  }
+  if (i + len > s.size()) {
+    *cp = kInvalid;
+    return 1;
+  }
+  for (size_t k = 1; k < len; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xC0) != 0x80) {
+      *cp = kInvalid;
+      return 1;
+    }
+    value = (value << 6) | (c & 0x3F);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (value < kMin[len] || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
+    *cp = kInvalid;
+    return 1;
+  }
+  *cp = value;
+  return len;
+}
+
+bool IsSpaceCp(uint32_t cp) {
+  return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 ||
+         cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+         cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+// Python's \w: letters, digits and numerals of any script, and '_'. Outside ASCII every code
+// point counts except these punctuation, symbol and space ranges (and malformed bytes).
+bool IsWordCp(uint32_t cp) {
+  if (cp < 0x80) return IsAsciiWord(static_cast<char>(cp));
+  if (cp == kInvalid) return false;
+  struct Range {
+    uint32_t lo, hi;
+  };
+  static constexpr Range kNonWord[] = {
+      {0x80, 0xA9},     {0xAB, 0xB1},     {0xB4, 0xB4},     {0xB6, 0xB8},
+      {0xBB, 0xBB},     {0xBF, 0xBF},     {0xD7, 0xD7},     {0xF7, 0xF7},
+      {0x2000, 0x206F}, {0x20A0, 0x20CF}, {0x2190, 0x245F}, {0x2500, 0x2775},
+      {0x2794, 0x2BFF}, {0x2E00, 0x2E7F}, {0x3000, 0x3004}, {0x3008, 0x3020},
+      {0x3030, 0x3030}, {0x303D, 0x303F}, {0xFE10, 0xFE1F}, {0xFE30, 0xFE6F},
+      {0xFF01, 0xFF0F}, {0xFF1A, 0xFF20}, {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65},
+      {0xFFE0, 0xFFEE}, {0x1F000, 0x1F0FF}, {0x1F10D, 0x1FAFF}};
+  for (const Range& r : kNonWord) {
+    if (cp >= r.lo && cp <= r.hi) return false;
+  }
+  return true;
+}
+
+// Whether the character starting at `i` is a word character (false at the end).
+bool WordAt(std::string_view s, size_t i) {
+  if (i >= s.size()) return false;
+  const char c = s[i];
+  if (static_cast<unsigned char>(c) < 0x80) return IsAsciiWord(c);
+  uint32_t cp = 0;
+  Decode(s, i, &cp);
+  return IsWordCp(cp);
+}
+
+// Byte length of the character at `i`.
+size_t CharLen(std::string_view s, size_t i) {
+  if (static_cast<unsigned char>(s[i]) < 0x80) return 1;
+  uint32_t cp = 0;
+  return Decode(s, i, &cp);
+}
+
+// The code point that ends just before `i` (kInvalid for a malformed byte).
+uint32_t CpBefore(std::string_view s, size_t i) {
+  const auto last = static_cast<unsigned char>(s[i - 1]);
+  if (last < 0x80) return last;
+  size_t start = i - 1;
+  while (start > 0 && i - start < 4 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) {
+    --start;
+  }
+  uint32_t cp = 0;
+  if (Decode(s, start, &cp) == i - start) return cp;
+  return kInvalid;
+}
+
+// Whether the character ending just before `i` is a word character (false at 0).
+bool WordBefore(std::string_view s, size_t i) {
+  if (i == 0) return false;
+  const char c = s[i - 1];
+  if (static_cast<unsigned char>(c) < 0x80) return IsAsciiWord(c);
+  return IsWordCp(CpBefore(s, i));
+}
+
+bool SpaceAt(std::string_view s, size_t i) {
+  uint32_t cp = 0;
+  Decode(s, i, &cp);
+  return IsSpaceCp(cp);
+}
 
 bool StartsWithNoCase(std::string_view s, size_t at, std::string_view prefix) {
   if (s.size() - at < prefix.size()) return false;
@@ -53,7 +178,7 @@ void ScanDates(std::string_view s, const TokenSink& sink) {
   constexpr std::string_view kShape = "dddd-dd-dd";
   size_t i = 0;
   while (i + kShape.size() <= s.size()) {
-    bool match = i == 0 || !IsWord(s[i - 1]);
+    bool match = IsDigit(s[i]) && !WordBefore(s, i);
     for (size_t k = 0; match && k < kShape.size(); ++k) {
       match = kShape[k] == 'd' ? IsDigit(s[i + k]) : s[i + k] == '-';
     }
@@ -71,7 +196,7 @@ void ScanUrls(std::string_view s, const TokenSink& sink) {
   size_t i = 0;
   while (i < s.size()) {
     size_t scheme = 0;
-    if (i == 0 || !IsWord(s[i - 1])) {
+    if ((s[i] == 'h' || s[i] == 'H') && !WordBefore(s, i)) {
       if (StartsWithNoCase(s, i, "https://"))
         scheme = 8;
       else if (StartsWithNoCase(s, i, "http://"))
@@ -124,11 +249,15 @@ void ScanRefs(std::string_view s, const TokenSink& sink) {
   const size_t n = s.size();
   size_t i = 0;
   while (i < n) {
-    const bool boundary = i == 0 || !IsWord(s[i - 1]);
+    if (s[i] != '#' && !IsUpper(s[i])) {
+      ++i;
+      continue;
+    }
+    const bool boundary = !WordBefore(s, i);
     if (s[i] == '#' && boundary && (i == 0 || s[i - 1] != '&')) {
       size_t j = i + 1;
       while (j < n && IsDigit(s[j])) ++j;
-      if (j > i + 1 && (j == n || !IsWord(s[j]))) sink(s.substr(i, j - i));
+      if (j > i + 1 && !WordAt(s, j)) sink(s.substr(i, j - i));
       i = std::max(j, i + 1);
       continue;
     }
@@ -138,7 +267,7 @@ void ScanRefs(std::string_view s, const TokenSink& sink) {
       if (j - i >= 2 && j < n && s[j] == '-') {
         size_t k = j + 1;
         while (k < n && IsDigit(s[k])) ++k;
-        if (k > j + 1 && (k == n || !IsWord(s[k])) && !IsStopPrefix(s.substr(i, j - i))) {
+        if (k > j + 1 && !WordAt(s, k) && !IsStopPrefix(s.substr(i, j - i))) {
           sink(s.substr(i, k - i));
         }
         i = k;
@@ -154,17 +283,25 @@ void ScanRefs(std::string_view s, const TokenSink& sink) {
 void ScanHashes(std::string_view s, const TokenSink& sink) {
   size_t i = 0;
   while (i < s.size()) {
-    if (!IsWord(s[i])) {
-      ++i;
+    if (!WordAt(s, i)) {
+      i += CharLen(s, i);
       continue;
     }
     size_t j = i;
     bool hex = true, digit = false, letter = false;
-    while (j < s.size() && IsWord(s[j])) {
-      digit = digit || IsDigit(s[j]);
-      letter = letter || IsHexLetter(s[j]);
-      hex = hex && (IsDigit(s[j]) || IsHexLetter(s[j]));
-      ++j;
+    while (j < s.size()) {
+      const char c = s[j];
+      if (static_cast<unsigned char>(c) < 0x80) {
+        if (!IsAsciiWord(c)) break;
+        digit = digit || IsDigit(c);
+        letter = letter || IsHexLetter(c);
+        hex = hex && IsHex(c);
+        ++j;
+      } else {
+        if (!WordAt(s, j)) break;
+        hex = false;
+        j += CharLen(s, j);
+      }
     }
     const size_t len = j - i;
     if (hex && digit && letter && len >= 7 && len <= 40) sink(s.substr(i, len));
@@ -184,7 +321,7 @@ void ScanPaths(std::string_view s, const TokenSink& sink) {
   size_t i = 0;
   while (i < s.size()) {
     const bool start = IsPathChar(s[i]) &&
-                       (i == 0 || (!IsPathChar(s[i - 1]) && s[i - 1] != ':' && !IsWord(s[i - 1])));
+                       (i == 0 || (!IsPathChar(s[i - 1]) && s[i - 1] != ':' && !WordBefore(s, i)));
     if (!start) {
       ++i;
       continue;

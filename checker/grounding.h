@@ -25,6 +25,20 @@
 //            word character or . / # - (or ':' after a digit), not followed by a word
 //            character or by . - / : before a digit. "42." yields 42, "-42" yields -42,
 //            "3.5%" yields 3.5%; a date, a time, a version or a ref yields no number.
+//  - date-text (opt-in) a date written in words or with slashes: "24 Sept 2026", "24th Sept.
+//            2026", "Sept 24, 2026", "September 24 2026", "24/09/2026" (day/month/year; read
+//            month/day/year only when the second number is above 12), "2026/09/24". The
+//            calendar date must exist. It is compared as YYYY-MM-DD, so it is grounded by the
+//            same date in any of these forms, or as an ISO date, in the evidence.
+// "Word character" follows Python's \w in Unicode mode: ASCII letters, digits and '_', and
+// every non-ASCII code point except the punctuation, symbol and space blocks (curly quotes,
+// dashes, NBSP, arrows, emoji, ...), so "“#42”" and "—2026-09-24" still yield their tokens.
+//
+// Compat mode (GroundingMode::kCompat, `--compat`) restores release_gate.py's matching
+// exactly: its regexes for the six kinds (UTF-8 is a ref, 1234567 a hash, `#4` is grounded by
+// `#41`) and substring search of each token in the evidence text, JSON evidence re-serialised
+// as json.dumps does with only top-level keys excluded (keys themselves grounding).
+//
 // Whole-token grounding: the evidence's tokens are extracted with the same rules, so `#4` is
 // not grounded by `#41`, `ABC-12` not by `ABC-123`, a hash prefix not by the longer hash.
 #pragma once
@@ -34,12 +48,18 @@
 #include <utility>
 #include <vector>
 
+#include "config/config.h"
 #include "host/os.h"
 #include "host/status.h"
 
 namespace devflow {
 
-/// Every kind the core knows, in canonical order: date, url, ref, hash, path, number.
+/// How claim tokens are extracted and matched: kStrict (whole tokens, the default) or kCompat
+/// (release_gate.py's regexes and substring search).
+enum class GroundingMode { kStrict, kCompat };
+
+/// Every kind the core knows, in canonical order: date, url, ref, hash, path, number,
+/// date-text.
 const std::vector<std::string>& AllTokenKinds();
 
 /// The kinds on when none are given: date, url, ref, hash.
@@ -51,8 +71,10 @@ const std::vector<std::string>& DefaultTokenKinds();
 Result<std::vector<std::string>> ParseTokenKinds(std::string_view csv);
 
 /// The tokens of one kind in `text`, in text order, duplicates kept, as written (hashes are not
-/// case-folded here). An unknown kind yields nothing.
-std::vector<std::string> ExtractTokens(std::string_view text, std::string_view kind);
+/// case-folded here). An unknown kind yields nothing. In kCompat mode, release_gate.py's
+/// `findall` of that kind (URLs with trailing .,;:!? stripped).
+std::vector<std::string> ExtractTokens(std::string_view text, std::string_view kind,
+                                       GroundingMode mode = GroundingMode::kStrict);
 
 /// The outcome of grounding one claim.
 struct GroundingResult {
@@ -67,8 +89,35 @@ struct GroundingResult {
 /// Grounds every claim token of `kinds` against the evidence texts. One pass over each text:
 /// the evidence's tokens go into hash sets (time linear in the evidence size), then each
 /// claim token is looked up. Unknown kinds are ignored (validate with ParseTokenKinds).
+/// In kCompat mode a token is grounded when it occurs as a substring of any evidence text
+/// (release_gate.py's `token in evidence`; work grows with claim tokens times evidence size).
 GroundingResult Ground(std::string_view claim, const std::vector<std::string_view>& evidence,
-                       const std::vector<std::string>& kinds);
+                       const std::vector<std::string>& kinds,
+                       GroundingMode mode = GroundingMode::kStrict);
+
+/// release_gate.py's `claim.strip()` is empty: nothing but whitespace (ASCII and Unicode
+/// spaces, as Python's str.isspace) or nothing at all.
+bool IsBlankClaim(std::string_view claim);
+
+/// Checks every `--require` pattern compiles with RE2 (linear time: no claim can make a
+/// pattern hang). Error (code "usage"): `bad --require regex '<rx>': <RE2 error>` for the
+/// first bad one; RE2 refuses backreferences and lookarounds, which Python's re accepts.
+Status CheckRequirePatterns(const std::vector<std::string>& patterns);
+
+/// release_gate.py's verify(): "empty claim" alone for a blank claim; else the grounding
+/// reasons (kinds in the order given, tokens sorted within a kind) followed by
+/// `required pattern absent: <rx>` for every pattern RE2 finds nowhere in the claim (a pattern
+/// that does not compile counts as absent; validate with CheckRequirePatterns first).
+std::vector<std::string> VerifyClaim(std::string_view claim,
+                                     const std::vector<std::string_view>& evidence,
+                                     const GroundingOptions& options);
+
+/// `text` without a leading UTF-8 byte order mark.
+std::string_view StripBom(std::string_view text);
+
+/// Ok when `text` is valid UTF-8; else code "corrupt", message
+/// `<label>: not valid UTF-8 (byte 0x<hh> at offset <n>)` (release_gate.py refuses such files).
+Status CheckUtf8(std::string_view text, std::string_view label);
 
 /// `<kind> not in evidence: <token>` per ungrounded token, in result order.
 std::vector<std::string> GroundingReasons(const GroundingResult& result);
@@ -85,9 +134,18 @@ const std::vector<std::string>& DefaultExcludedKeys();
 Result<std::string> JsonEvidenceText(std::string_view json, std::string_view label,
                                      const std::vector<std::string>& extra_excluded_keys);
 
-/// Reads one evidence file through `fs`. A path ending in ".json" goes through
-/// JsonEvidenceText; any other file is evidence verbatim. Read errors are the FileSystem's.
+/// release_gate.py's JSON evidence text (--compat): a top-level object minus the excluded
+/// top-level keys, serialised as Python's json.dumps(ensure_ascii=False) does (keys included,
+/// ", " and ": " separators); any other top-level value is the text itself. A leading BOM is
+/// dropped. Unparsable → code "corrupt" like JsonEvidenceText.
+Result<std::string> CompatJsonEvidenceText(std::string_view json, std::string_view label,
+                                           const std::vector<std::string>& extra_excluded_keys);
+
+/// Reads one evidence file through `fs`. A path ending in ".json" (any case) goes through
+/// JsonEvidenceText (CompatJsonEvidenceText in kCompat mode); any other file is evidence
+/// verbatim minus a leading BOM. Read errors are the FileSystem's.
 Result<std::string> LoadEvidence(FileSystem& fs, const std::string& path,
-                                 const std::vector<std::string>& extra_excluded_keys);
+                                 const std::vector<std::string>& extra_excluded_keys,
+                                 GroundingMode mode = GroundingMode::kStrict);
 
 }  // namespace devflow

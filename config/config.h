@@ -31,6 +31,7 @@ struct ProviderConfig {
   std::vector<std::string> command;    // argv; prompt on stdin, reply on stdout
   std::vector<std::string> env;        // host variable names passed through
   bool network = false;                // the sandbox keeps the network for this provider
+  bool sandbox_off = false;            // `sandbox: off`: no confinement (reported as "off")
 };
 
 /// One configured agent-gate edge (reference §4.2).

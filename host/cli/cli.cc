@@ -18,6 +18,7 @@
 #include "checker/grounding_checker.h"
 #include "checker/subprocess.h"
 #include "config/config.h"
+#include "host/decision_ledger.h"
 #include "host/executor.h"
 #include "host/os.h"
 #include "host/store.h"
@@ -367,6 +368,13 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
 
   Executor executor(*(*d)->store, (*d)->policies, SystemClock(), StderrWarnings());
   MoveOutcome out = executor.Move(req);
+  if (!req.dry_run && out.code != "not-found") {
+    Status logged = AppendDecision(RealFileSystem(), (*d)->root, req, out, SystemClock().NowIso());
+    if (!logged.ok()) {
+      StderrWarnings().Warn("devflow-gate: could not record the decision in " +
+                            DecisionLedgerPath((*d)->root) + ": " + logged.message());
+    }
+  }
   int exit = kExitOk;
   if (out.ok) {
     exit = kExitOk;

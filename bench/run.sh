@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Whole-process benchmark of `devflow-gate move` (see docs/performance.md).
+#
+#   bash bench/run.sh [PATH/TO/devflow-gate]     default: build-bench/devflow-gate, else build/
+#
+# In one hyperfine run it times, with the SAME trivial allow checker (bench/allow_checker.c,
+# compiled on the fly; bench/allow_checker.sh when there is no C compiler):
+#   bare          the checker spawned on its own
+#   move-miss     `move ID ready` through the agent gate, verdict cache configured but empty
+#   move-hit      the same move answered from the verdict cache (no checker run)
+#   move-nocache  the same move with no verdictCacheDir at all
+# each on a root of 10 cards and of 10,000 cards (200-entry journals), plus a ladder of cheaper
+# commands that splits the gate's cost (--help, card show, move --explain, move --dry-run).
+# A move mutates the root, so hyperfine --prepare runs bench/restore.sh before every run: it
+# restores only the moved card (and clears its verdict file for the miss runs).
+#
+# Targets (issue): move-miss − bare ≤ 2 ms on the 10-card root; move on 10,000 cards ≤ 1.2× the
+# move on 10 cards (miss and hit). The figures are medians. The table is always printed; the exit
+# status is non-zero for a missed target only with BENCH_STRICT=1.
+#
+# Environment: BENCH_RUNS (100), BENCH_WARMUP (5, at least 2), BENCH_CARDS (10000),
+# BENCH_JOURNAL (200 entries per card), BENCH_OUT (results dir, default a new /tmp dir),
+# BENCH_KEEP=1 keeps the generated workspaces (the 10,000-card root is ~400 MB), BENCH_STRICT=1.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+
+gate=${1:-}
+if [ -z "$gate" ]; then
+  for candidate in "$top/build-bench/devflow-gate" "$top/build/devflow-gate"; do
+    if [ -x "$candidate" ]; then gate=$candidate; break; fi
+  done
+fi
+if [ -z "$gate" ] || [ ! -x "$gate" ]; then
+  echo "bench: no devflow-gate binary; build one (cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release" \
+       "&& make -C build-bench devflow-gate) or pass its path" >&2
+  exit 2
+fi
+gate=$(realpath "$gate")
+for tool in hyperfine python3; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool is not installed (apt-get install $tool)" >&2; exit 2; }
+done
+
+runs=${BENCH_RUNS:-100}
+warmup=${BENCH_WARMUP:-5}
+[ "$warmup" -ge 2 ] || warmup=2  # the hit runs rely on a warmup run filling the cache
+cards_large=${BENCH_CARDS:-10000}
+journal=${BENCH_JOURNAL:-200}
+out=${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/devflow-bench-results-XXXXXX")}
+mkdir -p "$out"
+out=$(realpath "$out")
+work=$(mktemp -d "${TMPDIR:-/tmp}/devflow-bench-XXXXXX")
+if [ "${BENCH_KEEP:-0}" != 1 ]; then trap 'rm -rf "$work"' EXIT; fi
+
+# ---- the checker: one binary for the bare spawn and for the gate's provider ----------------
+if cc -O2 -o "$work/allow_checker" "$here/allow_checker.c" 2>/dev/null; then
+  checker=$work/allow_checker
+else
+  echo "bench: no C compiler; using the shell checker (bare and gated runs both use it)" >&2
+  cp "$here/allow_checker.sh" "$work/allow_checker"
+  chmod +x "$work/allow_checker"
+  checker=$work/allow_checker
+fi
+
+# ---- the workspaces -------------------------------------------------------------------------
+declare -A target
+for n in 10 "$cards_large"; do
+  echo "bench: generating a root of $n cards, $journal journal entries each" >&2
+  target[$n]=$(python3 "$here/make_root.py" --out "$work/ws-$n" --cards "$n" \
+                 --checker "$checker" --journal "$journal")
+done
+
+q() { printf '%q' "$1"; }
+move_cmd() {  # WS CONFIG-NAME EXTRA…
+  local ws=$1 cfg=$2
+  shift 2
+  echo "$(q "$gate") --root $(q "$ws/.devflow") --config $(q "$ws/$cfg") move $(q "$card") ready $*"
+}
+prep_cmd() {  # WS [CACHE]
+  local ws=$1 dir="$1/.devflow/tasks/$card"
+  local s="bash $(q "$here/restore.sh") $(q "$dir") $(q "$ws/pristine")"
+  [ "${2:-}" = cache ] && s+=" $(q "$ws/.devflow/cache/agent-gate")"
+  echo "$s"
+}
+
+# ---- sanity: every variant really commits, the hit really is a hit -------------------------
+sanity() {  # NAME PREPARE COMMAND WANT-REGEX
+  local output rc=0
+  eval "$2" >/dev/null
+  output=$(eval "$3" 2>&1) || rc=$?
+  if [ "$rc" != 0 ] || ! grep -Eq "$4" <<<"$output"; then
+    echo "bench: sanity run of $1 failed (exit $rc):" >&2
+    echo "$output" >&2
+    exit 1
+  fi
+}
+args=()
+add() {  # NAME PREPARE COMMAND
+  args+=(-n "$1" -p "$2" "$3")
+}
+for n in 10 "$cards_large"; do
+  card=${target[$n]}
+  ws=$work/ws-$n
+  sanity "move-miss-$n" "$(prep_cmd "$ws" cache)" "$(move_cmd "$ws" devflow-gate.yaml)" \
+         'moved designing->ready'
+  sanity "move-hit-$n" "$(prep_cmd "$ws")" "$(move_cmd "$ws" devflow-gate.yaml)" \
+         'check by agent: \[cached\] bench allow'
+  sanity "move-nocache-$n" "$(prep_cmd "$ws")" "$(move_cmd "$ws" nocache.yaml)" \
+         'moved designing->ready'
+  eval "$(prep_cmd "$ws")"
+done
+
+# ---- the benchmark: one hyperfine run, one JSON -----------------------------------------------
+card=${target[10]}
+ws=$work/ws-10
+add bare true "$(q "$checker")"
+add help true "$(q "$gate") --help"
+add card-show-10 true "$(q "$gate") --root $(q "$ws/.devflow") card show $(q "$card")"
+add explain-10 true "$(move_cmd "$ws" nocache.yaml --explain)"
+add dry-run-10 true "$(move_cmd "$ws" nocache.yaml --dry-run)"
+for n in 10 "$cards_large"; do
+  card=${target[$n]}
+  ws=$work/ws-$n
+  add "move-nocache-$n" "$(prep_cmd "$ws")" "$(move_cmd "$ws" nocache.yaml)"
+  add "move-miss-$n" "$(prep_cmd "$ws" cache)" "$(move_cmd "$ws" devflow-gate.yaml)"
+  add "move-hit-$n" "$(prep_cmd "$ws")" "$(move_cmd "$ws" devflow-gate.yaml)"
+done
+
+hyperfine -N --style basic --warmup "$warmup" --runs "$runs" \
+  --export-json "$out/hyperfine.json" "${args[@]}" >"$out/hyperfine.txt"
+
+# ---- figures ------------------------------------------------------------------------------------
+{
+  echo "gate: $gate"
+  echo "checker: $checker"
+  echo "machine: nproc=$(nproc), cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), kernel=$(uname -r)"
+  echo "hyperfine: $(hyperfine --version), runs=$runs, warmup=$warmup, large root=$cards_large cards, journal=$journal entries"
+} >"$out/machine.txt"
+cat "$out/machine.txt"
+rc=0
+BENCH_LARGE=$cards_large python3 - "$out/hyperfine.json" "$out/summary.json" <<'PY' || rc=$?
+import json, os, sys
+large = os.environ["BENCH_LARGE"]
+results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+ms = lambda name, key="median": results[name][key] * 1000.0
+print("\n%-22s %9s %9s %9s %9s %6s" % ("command", "median", "mean", "stddev", "min", "runs"))
+for name, r in results.items():
+    print("%-22s %7.2fms %7.2fms %7.2fms %7.2fms %6d" % (
+        name, r["median"] * 1e3, r["mean"] * 1e3, r["stddev"] * 1e3, r["min"] * 1e3,
+        len(r["times"])))
+bare = ms("bare")
+fig = {
+    "bare_ms": bare,
+    "overhead_miss_ms": ms("move-miss-10") - bare,
+    "overhead_hit_ms": ms("move-hit-10") - bare,
+    "overhead_nocache_ms": ms("move-nocache-10") - bare,
+    "ratio_miss": ms("move-miss-" + large) / ms("move-miss-10"),
+    "ratio_hit": ms("move-hit-" + large) / ms("move-hit-10"),
+    "ratio_nocache": ms("move-nocache-" + large) / ms("move-nocache-10"),
+}
+ladder = ["help", "card-show-10", "explain-10", "dry-run-10", "move-nocache-10", "move-miss-10"]
+print("\ncost ladder (medians, each step minus the one before):")
+prev = 0.0
+for name in ladder:
+    print("  %-18s %7.2fms  (+%.2fms)" % (name, ms(name), ms(name) - prev))
+    prev = ms(name)
+targets = [
+    ("overhead: move-miss-10 - bare <= 2 ms", fig["overhead_miss_ms"], fig["overhead_miss_ms"] <= 2.0, "ms"),
+    ("ratio: move-miss-%s / move-miss-10 <= 1.2" % large, fig["ratio_miss"], fig["ratio_miss"] <= 1.2, "x"),
+    ("ratio: move-hit-%s / move-hit-10 <= 1.2" % large, fig["ratio_hit"], fig["ratio_hit"] <= 1.2, "x"),
+]
+print("\nderived (medians): hit - bare %.2f ms, nocache - bare %.2f ms, nocache ratio %.3fx"
+      % (fig["overhead_hit_ms"], fig["overhead_nocache_ms"], fig["ratio_nocache"]))
+print("\ntargets:")
+missed = 0
+for label, value, ok, unit in targets:
+    print("  %-4s %-48s %.3f%s" % ("ok" if ok else "MISS", label, value, unit))
+    missed += not ok
+fig["targets_missed"] = missed
+json.dump(fig, open(sys.argv[2], "w"), indent=2)
+sys.exit(3 if missed else 0)
+PY
+echo "results: $out (hyperfine.json, hyperfine.txt, summary.json, machine.txt)"
+if [ "$rc" = 3 ] && [ "${BENCH_STRICT:-0}" = 1 ]; then
+  echo "bench: a target was missed (BENCH_STRICT=1)" >&2
+  exit 1
+fi
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || exit "$rc"

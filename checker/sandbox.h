@@ -1,0 +1,109 @@
+// Confining the checker (SPEC §5, issue 4 items 1-2, cpp-notes §3): a start-up probe picks the
+// strongest mechanism the host offers, and the pieces SubprocessChecker needs to apply it:
+//  - "bwrap": bubblewrap wraps the command (read-only `/`, a writable scratch, own PID/IPC/UTS/
+//    cgroup/user/net namespaces unless the provider keeps the network, die with the host);
+//  - "landlock-abi<N>+seccomp": in the child before exec, Landlock allows writes only under the
+//    scratch dir and /dev/null (TCP bind/connect denied at ABI >= 4) and a seccomp filter denies
+//    non-AF_UNIX sockets (EACCES) and io_uring (ENOSYS);
+//  - "none": neither is usable.
+// Resource limits (RLIMIT_CPU from the deadline, RLIMIT_FSIZE, RLIMIT_NOFILE) apply at every
+// level. This header is plain C++ (no Linux uapi headers).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host/status.h"
+
+namespace devflow {
+
+/// What this host can confine a checker with. Probed once per process and bwrap program.
+struct SandboxSupport {
+  std::string bwrap;     // absolute path of a bubblewrap that ran the probe; empty: unusable
+  int landlock_abi = 0;  // Landlock ABI version from landlock_create_ruleset; 0: unavailable
+  bool seccomp = false;  // seccomp filter mode with SECCOMP_RET_ERRNO is available
+};
+
+/// Probes (and caches for the life of the process, thread-safe) the confinement available.
+/// `bwrap_program` is a name searched on $PATH or a path; empty skips bubblewrap entirely (the
+/// fallback is then probed as if bubblewrap were missing). Bubblewrap counts as usable when
+/// `bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent --new-session
+/// --cap-drop ALL -- /bin/true` exits 0 within 10 s.
+const SandboxSupport& ProbeSandbox(const std::string& bwrap_program);
+
+/// How one checker is confined.
+enum class SandboxKind { kOff, kNone, kBwrap, kLandlock };
+
+/// The kind applied for `support`: kOff when the provider asked for `sandbox: off`, else
+/// kBwrap when bubblewrap is usable, else kLandlock when Landlock and seccomp both are, else
+/// kNone.
+SandboxKind ChooseSandbox(const SandboxSupport& support, bool provider_off);
+
+/// The level name recorded in replies and reports: "off", "none", "bwrap" or
+/// "landlock-abi<N>+seccomp" (N = `landlock_abi`).
+std::string SandboxLevelName(SandboxKind kind, int landlock_abi);
+
+/// The mounts of a bubblewrap-confined checker. Paths are absolute and canonical.
+struct BwrapSpec {
+  std::string bwrap;      // bubblewrap program (absolute)
+  std::string workspace;  // bound read-only at its real path and made the cwd; empty: neither
+  std::string scratch;    // bound writable at its real path (HOME, TMPDIR)
+  bool network = false;   // keep the host network namespace (`--share-net`)
+};
+
+/// The full argv that runs `command` (command[0] absolute) inside bubblewrap:
+/// `bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all [--share-net] --die-with-parent
+/// --new-session --cap-drop ALL [--ro-bind WS WS] --bind SCRATCH SCRATCH [--chdir WS] --
+/// command...`. The workspace and scratch binds come after every other mount, so no later
+/// mount can hide them.
+std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std::string>& command);
+
+/// Resource limits of a checker (setrlimit values). RLIMIT_AS is deliberately not set: JIT
+/// runtimes reserve huge address ranges (cpp-notes §3).
+struct ResourceLimits {
+  uint64_t cpu_soft_s = 0;  // RLIMIT_CPU soft (SIGXCPU), seconds of CPU time
+  uint64_t cpu_hard_s = 0;  // RLIMIT_CPU hard (SIGKILL) = soft + 1
+  uint64_t file_bytes = 0;  // RLIMIT_FSIZE: largest file the checker may write (SIGXFSZ)
+  uint64_t open_files = 0;  // RLIMIT_NOFILE
+};
+
+/// Limits for a check with wall-clock deadline `timeout_ms`: CPU soft = ceil(timeout s) + 1,
+/// unless `cpu_override_s` > 0, which replaces it (tests); hard = soft + 1.
+ResourceLimits LimitsFor(int64_t timeout_ms, int64_t cpu_override_s, int64_t file_bytes,
+                         int64_t open_files);
+
+/// Confinement prepared in the host (everything that allocates or opens files) and applied in
+/// the forked child between fork and exec, where only async-signal-safe calls are allowed.
+/// Move-only; owns the Landlock ruleset fd (O_CLOEXEC).
+class ChildConfinement {
+ public:
+  ChildConfinement() = default;
+  ChildConfinement(ChildConfinement&& other) noexcept;
+  ChildConfinement& operator=(ChildConfinement&& other) noexcept;
+  ChildConfinement(const ChildConfinement&) = delete;
+  ChildConfinement& operator=(const ChildConfinement&) = delete;
+  ~ChildConfinement();
+
+  /// Only resource limits (levels "bwrap", "none", "off").
+  static ChildConfinement LimitsOnly(const ResourceLimits& limits);
+  /// Limits + Landlock (ABI `landlock_abi` >= 1: write rights handled, granted only beneath
+  /// `scratch` and on /dev/null; at ABI >= 4 TCP bind/connect handled and never granted unless
+  /// `network`; at ABI >= 6 abstract unix sockets and signals scoped to the sandbox) + a seccomp
+  /// filter (always io_uring_setup -> ENOSYS; unless `network`, socket(domain != AF_UNIX) ->
+  /// EACCES) built with libseccomp and exported as BPF. Errors: code "sandbox", message naming
+  /// the step and the OS error, e.g. `landlock_create_ruleset: Invalid argument`.
+  static Result<ChildConfinement> Landlock(const ResourceLimits& limits, int landlock_abi,
+                                           const std::string& scratch, bool network);
+
+  /// In the child: setrlimit, then (Landlock level) PR_SET_NO_NEW_PRIVS, landlock_restrict_self
+  /// and the seccomp filter. Async-signal-safe. Returns 0 or the errno of the failed step.
+  int ApplyInChild() const;
+
+ private:
+  ResourceLimits limits_;
+  int ruleset_fd_ = -1;
+  std::vector<uint64_t> filter_;  // struct sock_filter[] (8 bytes each); empty: no seccomp
+};
+
+}  // namespace devflow
