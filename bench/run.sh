@@ -9,6 +9,8 @@
 #   move-miss     `move ID ready` through the agent gate, verdict cache configured but empty
 #   move-hit      the same move answered from the verdict cache (no checker run)
 #   move-nocache  the same move with no verdictCacheDir at all
+#   move-miss-nosandbox  move-miss with `sandbox: off` on the provider (only when the build
+#                 knows that key)
 # each on a root of 10 cards and of 10,000 cards (200-entry journals), plus a ladder of cheaper
 # commands that splits the gate's cost (--help, card show, move --explain, move --dry-run).
 # A move mutates the root, so hyperfine --prepare runs bench/restore.sh before every run: it
@@ -53,10 +55,11 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/devflow-bench-XXXXXX")
 if [ "${BENCH_KEEP:-0}" != 1 ]; then trap 'rm -rf "$work"' EXIT; fi
 
 # ---- the checker: one binary for the bare spawn and for the gate's provider ----------------
-if cc -O2 -o "$work/allow_checker" "$here/allow_checker.c" 2>/dev/null; then
+if command -v cc >/dev/null && cc -O2 -o "$work/allow_checker" "$here/allow_checker.c"; then
   checker=$work/allow_checker
 else
-  echo "bench: no C compiler; using the shell checker (bare and gated runs both use it)" >&2
+  echo "bench: could not compile bench/allow_checker.c; using bench/allow_checker.sh" \
+       "(bare and gated runs both use it)" >&2
   cp "$here/allow_checker.sh" "$work/allow_checker"
   chmod +x "$work/allow_checker"
   checker=$work/allow_checker
@@ -78,7 +81,8 @@ move_cmd() {  # WS CONFIG-NAME EXTRA…
 }
 prep_cmd() {  # WS [CACHE]
   local ws=$1 dir="$1/.devflow/tasks/$card"
-  local s="bash $(q "$here/restore.sh") $(q "$dir") $(q "$ws/pristine")"
+  local s
+  s="bash $(q "$here/restore.sh") $(q "$dir") $(q "$ws/pristine")"
   [ "${2:-}" = cache ] && s+=" $(q "$ws/.devflow/cache/agent-gate")"
   echo "$s"
 }
@@ -109,6 +113,11 @@ for n in 10 "$cards_large"; do
          'moved designing->ready'
   eval "$(prep_cmd "$ws")"
 done
+nosandbox=0
+if "$gate" --root "$work/ws-10/.devflow" --config "$work/ws-10/nosandbox.yaml" config check \
+     >/dev/null 2>&1; then
+  nosandbox=1
+fi
 
 # ---- the benchmark: one hyperfine run, one JSON -----------------------------------------------
 card=${target[10]}
@@ -125,9 +134,33 @@ for n in 10 "$cards_large"; do
   add "move-miss-$n" "$(prep_cmd "$ws" cache)" "$(move_cmd "$ws" devflow-gate.yaml)"
   add "move-hit-$n" "$(prep_cmd "$ws")" "$(move_cmd "$ws" devflow-gate.yaml)"
 done
+if [ "$nosandbox" = 1 ]; then
+  card=${target[10]}
+  ws=$work/ws-10
+  add move-miss-nosandbox-10 "$(prep_cmd "$ws" cache)" "$(move_cmd "$ws" nosandbox.yaml)"
+fi
 
 hyperfine -N --style basic --warmup "$warmup" --runs "$runs" \
   --export-json "$out/hyperfine.json" "${args[@]}" >"$out/hyperfine.txt"
+
+# ---- what a move touches: paths under the root outside the moved card (strace, noise-free) ----
+touched() {  # WS CARD → number of distinct paths the move names under the root, outside its card
+  local ws=$1 card=$2 log  # prep_cmd reads this local card (bash scoping is dynamic)
+  log=$(mktemp "$work/strace-XXXXXX")
+  eval "$(prep_cmd "$ws" cache)"
+  strace -f -qq -e trace=%file,getdents64 -o "$log" \
+    "$gate" --root "$ws/.devflow" move "$card" ready >/dev/null 2>&1 || true
+  eval "$(prep_cmd "$ws" cache)"
+  grep -o "\"$ws/.devflow/[^\"]*\"" "$log" | tr -d '"' | grep -v "/tasks/$card\(/\|\$\)" \
+    | grep -v "/cache/agent-gate" | sort -u | tee "$log.others" | wc -l
+}
+if command -v strace >/dev/null; then
+  for n in 10 "$cards_large"; do
+    echo "touched-outside-card-$n $(touched "$work/ws-$n" "${target[$n]}")" >>"$out/touched.txt"
+  done
+else
+  echo "bench: strace not installed; skipping the touched-paths check" >&2
+fi
 
 # ---- figures ------------------------------------------------------------------------------------
 {
@@ -143,11 +176,15 @@ import json, os, sys
 large = os.environ["BENCH_LARGE"]
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 ms = lambda name, key="median": results[name][key] * 1000.0
-print("\n%-22s %9s %9s %9s %9s %6s" % ("command", "median", "mean", "stddev", "min", "runs"))
+cpu = lambda name: (results[name]["user"] + results[name]["system"]) * 1000.0
+print("\n%-20s %9s %9s %9s %9s %9s %5s" % ("command", "median", "mean", "stddev", "min",
+                                            "cpu", "runs"))
 for name, r in results.items():
-    print("%-22s %7.2fms %7.2fms %7.2fms %7.2fms %6d" % (
+    # cpu = mean user + system time of the command and its children (the checker included):
+    # what the machine's load cannot inflate much, unlike the wall-clock columns.
+    print("%-20s %7.2fms %7.2fms %7.2fms %7.2fms %7.2fms %5d" % (
         name, r["median"] * 1e3, r["mean"] * 1e3, r["stddev"] * 1e3, r["min"] * 1e3,
-        len(r["times"])))
+        (r["user"] + r["system"]) * 1e3, len(r["times"])))
 bare = ms("bare")
 fig = {
     "bare_ms": bare,
@@ -171,6 +208,26 @@ targets = [
 ]
 print("\nderived (medians): hit - bare %.2f ms, nocache - bare %.2f ms, nocache ratio %.3fx"
       % (fig["overhead_hit_ms"], fig["overhead_nocache_ms"], fig["ratio_nocache"]))
+print("derived (min): miss - bare %.2f ms, miss ratio %.3fx, hit ratio %.3fx"
+      % (ms("move-miss-10", "min") - ms("bare", "min"),
+         ms("move-miss-" + large, "min") / ms("move-miss-10", "min"),
+         ms("move-hit-" + large, "min") / ms("move-hit-10", "min")))
+print("derived (cpu): miss - bare %.2f ms, miss ratio %.3fx, hit ratio %.3fx"
+      % (cpu("move-miss-10") - cpu("bare"), cpu("move-miss-" + large) / cpu("move-miss-10"),
+         cpu("move-hit-" + large) / cpu("move-hit-10")))
+if "move-miss-nosandbox-10" in results:
+    fig["overhead_miss_nosandbox_ms"] = ms("move-miss-nosandbox-10") - bare
+    print("derived (medians): miss with sandbox: off - bare %.2f ms (cpu %.2f ms)"
+          % (fig["overhead_miss_nosandbox_ms"], cpu("move-miss-nosandbox-10") - cpu("bare")))
+fig["overhead_miss_min_ms"] = ms("move-miss-10", "min") - ms("bare", "min")
+fig["overhead_miss_cpu_ms"] = cpu("move-miss-10") - cpu("bare")
+touched = os.path.join(os.path.dirname(sys.argv[2]), "touched.txt")
+if os.path.exists(touched):
+    print("\npaths under the root that one move names outside its card (strace):")
+    for line in open(touched):
+        key, count = line.split()
+        fig[key] = int(count)
+        print("  %-28s %s" % (key, count))
 print("\ntargets:")
 missed = 0
 for label, value, ok, unit in targets:
@@ -180,7 +237,7 @@ fig["targets_missed"] = missed
 json.dump(fig, open(sys.argv[2], "w"), indent=2)
 sys.exit(3 if missed else 0)
 PY
-echo "results: $out (hyperfine.json, hyperfine.txt, summary.json, machine.txt)"
+echo "results: $out (hyperfine.json, hyperfine.txt, summary.json, machine.txt, touched.txt)"
 if [ "$rc" = 3 ] && [ "${BENCH_STRICT:-0}" = 1 ]; then
   echo "bench: a target was missed (BENCH_STRICT=1)" >&2
   exit 1

@@ -20,6 +20,9 @@ struct CheckRequest {
   std::string edge;       // DEVFLOW_GATE_EDGE, "designing->ready"
   std::string root;       // DEVFLOW_GATE_ROOT, absolute
   std::string workspace;  // cwd of the checker: parent of the root
+  /// DEVFLOW_GATE_INPUTS: `<kind>:<rev>:<bytes>,…` of the prompt's inputs (checker/prompt.h
+  /// InputManifest), so a checker can cut the prompt exactly whatever the artifacts contain.
+  std::string inputs_manifest;
 };
 
 /// The checker's reply text (stdout), complete.

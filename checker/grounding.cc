@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_set>
@@ -109,13 +111,12 @@ bool IsWordCp(uint32_t cp) {
     uint32_t lo, hi;
   };
   static constexpr Range kNonWord[] = {
-      {0x80, 0xA9},     {0xAB, 0xB1},     {0xB4, 0xB4},     {0xB6, 0xB8},
-      {0xBB, 0xBB},     {0xBF, 0xBF},     {0xD7, 0xD7},     {0xF7, 0xF7},
-      {0x2000, 0x206F}, {0x20A0, 0x20CF}, {0x2190, 0x245F}, {0x2500, 0x2775},
-      {0x2794, 0x2BFF}, {0x2E00, 0x2E7F}, {0x3000, 0x3004}, {0x3008, 0x3020},
-      {0x3030, 0x3030}, {0x303D, 0x303F}, {0xFE10, 0xFE1F}, {0xFE30, 0xFE6F},
-      {0xFF01, 0xFF0F}, {0xFF1A, 0xFF20}, {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65},
-      {0xFFE0, 0xFFEE}, {0x1F000, 0x1F0FF}, {0x1F10D, 0x1FAFF}};
+      {0x80, 0xA9},       {0xAB, 0xB1},      {0xB4, 0xB4},     {0xB6, 0xB8},     {0xBB, 0xBB},
+      {0xBF, 0xBF},       {0xD7, 0xD7},      {0xF7, 0xF7},     {0x2000, 0x206F}, {0x20A0, 0x20CF},
+      {0x2190, 0x245F},   {0x2500, 0x2775},  {0x2794, 0x2BFF}, {0x2E00, 0x2E7F}, {0x3000, 0x3004},
+      {0x3008, 0x3020},   {0x3030, 0x3030},  {0x303D, 0x303F}, {0xFE10, 0xFE1F}, {0xFE30, 0xFE6F},
+      {0xFF01, 0xFF0F},   {0xFF1A, 0xFF20},  {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65}, {0xFFE0, 0xFFEE},
+      {0x1F000, 0x1F0FF}, {0x1F10D, 0x1FAFF}};
   for (const Range& r : kNonWord) {
     if (cp >= r.lo && cp <= r.hi) return false;
   }
@@ -376,27 +377,351 @@ void ScanNumbers(std::string_view s, const TokenSink& sink) {
   }
 }
 
-void Scan(std::string_view text, Kind kind, const TokenSink& sink) {
+// --- date-text: dates in words or with slashes, compared as YYYY-MM-DD ------------------
+
+bool ValidDate(int year, int month, int day) {
+  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > kDays[month - 1]) return false;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return !(month == 2 && day == 29 && !leap);
+}
+
+std::string IsoDate(int year, int month, int day) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", year, month, day);
+  return buf;
+}
+
+// Reads 1..`max` digits at `*at`; returns the value or -1.
+int ReadNumber(std::string_view s, size_t* at, size_t max) {
+  size_t k = *at;
+  int value = 0;
+  while (k < s.size() && k - *at < max && IsDigit(s[k])) value = value * 10 + (s[k++] - '0');
+  if (k == *at || (k < s.size() && IsDigit(s[k]))) return -1;
+  *at = k;
+  return value;
+}
+
+// A month name or its abbreviation (any case; "Sept" too) with an optional '.'.
+int ReadMonth(std::string_view s, size_t* at) {
+  static constexpr std::pair<std::string_view, int> kMonths[] = {
+      {"january", 1},   {"jan", 1},   {"february", 2},  {"feb", 2},      {"march", 3},
+      {"mar", 3},       {"april", 4}, {"apr", 4},       {"may", 5},      {"june", 6},
+      {"jun", 6},       {"july", 7},  {"jul", 7},       {"august", 8},   {"aug", 8},
+      {"september", 9}, {"sept", 9},  {"sep", 9},       {"october", 10}, {"oct", 10},
+      {"november", 11}, {"nov", 11},  {"december", 12}, {"dec", 12}};
+  size_t k = *at;
+  std::string word;
+  while (k < s.size() && IsLetter(s[k]) && word.size() < 10) word += Lower(s[k++]);
+  if (WordAt(s, k)) return -1;
+  for (const auto& [name, month] : kMonths) {
+    if (word == name) {
+      if (k < s.size() && s[k] == '.') ++k;
+      *at = k;
+      return month;
+    }
+  }
+  return -1;
+}
+
+bool ReadSpaces(std::string_view s, size_t* at) {
+  size_t k = *at;
+  while (k < s.size() && k - *at < 3 && (s[k] == ' ' || s[k] == '\t')) ++k;
+  if (k == *at) return false;
+  *at = k;
+  return true;
+}
+
+void SkipOrdinal(std::string_view s, size_t* at) {
+  for (std::string_view suffix : {"st", "nd", "rd", "th"}) {
+    if (s.substr(*at, 2) == suffix && !WordAt(s, *at + 2)) {
+      *at += 2;
+      return;
+    }
+  }
+}
+
+// Year of four digits not followed by a word character.
+int ReadYear(std::string_view s, size_t* at) {
+  size_t k = *at;
+  const int year = ReadNumber(s, &k, 4);
+  if (year < 0 || k - *at != 4 || WordAt(s, k)) return -1;
+  *at = k;
+  return year;
+}
+
+// The date written at `i` ("24 Sept 2026", "Sept 24, 2026", "24/09/2026", "2026/09/24"; with
+// `iso`, also "2026-09-24"): its end and YYYY-MM-DD form.
+std::optional<std::pair<size_t, std::string>> MatchDateText(std::string_view s, size_t i,
+                                                            bool iso) {
+  size_t k = i;
+  if (IsDigit(s[i])) {
+    const int first = ReadNumber(s, &k, 4);
+    if (first < 0) return std::nullopt;
+    const size_t first_len = k - i;
+    if (first_len == 4 && k < s.size() && (s[k] == '/' || (iso && s[k] == '-'))) {
+      const char sep = s[k++];
+      const int month = ReadNumber(s, &k, 2);
+      if (month < 0 || k >= s.size() || s[k] != sep) return std::nullopt;
+      ++k;
+      const int day = ReadNumber(s, &k, 2);
+      if (day < 0 || WordAt(s, k) || !ValidDate(first, month, day)) return std::nullopt;
+      return std::make_pair(k, IsoDate(first, month, day));
+    }
+    if (first_len > 2) return std::nullopt;
+    if (k < s.size() && s[k] == '/') {  // D/M/YYYY, or M/D/YYYY when the second is above 12
+      ++k;
+      const int second = ReadNumber(s, &k, 2);
+      if (second < 0 || k >= s.size() || s[k] != '/') return std::nullopt;
+      ++k;
+      const int year = ReadYear(s, &k);
+      if (year < 0) return std::nullopt;
+      const int day = second > 12 ? second : first;
+      const int month = second > 12 ? first : second;
+      if (!ValidDate(year, month, day)) return std::nullopt;
+      return std::make_pair(k, IsoDate(year, month, day));
+    }
+    SkipOrdinal(s, &k);  // D Month[,] YYYY
+    if (!ReadSpaces(s, &k)) return std::nullopt;
+    const int month = ReadMonth(s, &k);
+    if (month < 0) return std::nullopt;
+    if (k < s.size() && s[k] == ',') ++k;
+    if (!ReadSpaces(s, &k)) return std::nullopt;
+    const int year = ReadYear(s, &k);
+    if (year < 0 || !ValidDate(year, month, first)) return std::nullopt;
+    return std::make_pair(k, IsoDate(year, month, first));
+  }
+  const int month = ReadMonth(s, &k);  // Month D[,] YYYY
+  if (month < 0 || !ReadSpaces(s, &k)) return std::nullopt;
+  const int day = ReadNumber(s, &k, 2);
+  if (day < 0) return std::nullopt;
+  SkipOrdinal(s, &k);
+  if (k < s.size() && s[k] == ',') ++k;
+  if (!ReadSpaces(s, &k)) return std::nullopt;
+  const int year = ReadYear(s, &k);
+  if (year < 0 || !ValidDate(year, month, day)) return std::nullopt;
+  return std::make_pair(k, IsoDate(year, month, day));
+}
+
+// The claim side sees only dates in words or slashes (ISO dates are the `date` kind's); the
+// evidence side also counts ISO dates.
+void ScanDateTexts(std::string_view s, bool iso, const TokenSink& sink) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (!IsAsciiAlnum(c) || WordBefore(s, i) || (i > 0 && s[i - 1] == '/')) {
+      i += CharLen(s, i);
+      continue;
+    }
+    if (auto match = MatchDateText(s, i, iso)) {
+      sink(s.substr(i, match->first - i));
+      i = match->first;
+      continue;
+    }
+    ++i;
+    while (i < s.size() && IsAsciiWord(s[i])) ++i;  // rest of this word cannot start a date
+  }
+}
+
+// --- release_gate.py's regexes (--compat), one hand-written matcher each ------------------
+
+// \b\d{4}-\d{2}-\d{2}\b
+void CompatDates(std::string_view s, const TokenSink& sink) {
+  constexpr std::string_view kShape = "dddd-dd-dd";
+  for (size_t i = 0; i + kShape.size() <= s.size(); ++i) {
+    if (!IsDigit(s[i]) || WordBefore(s, i)) continue;
+    bool match = true;
+    for (size_t k = 0; match && k < kShape.size(); ++k) {
+      match = kShape[k] == 'd' ? IsDigit(s[i + k]) : s[i + k] == '-';
+    }
+    if (match && !WordAt(s, i + kShape.size())) {
+      sink(s.substr(i, kShape.size()));
+      i += kShape.size() - 1;
+    }
+  }
+}
+
+// https?://[^\s)\]>"']+ then .rstrip(".,;:!?")
+void CompatUrls(std::string_view s, const TokenSink& sink) {
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t scheme = 0;
+    if (s.compare(i, 8, "https://") == 0)
+      scheme = 8;
+    else if (s.compare(i, 7, "http://") == 0)
+      scheme = 7;
+    if (scheme == 0) {
+      ++i;
+      continue;
+    }
+    size_t j = i + scheme;
+    while (j < s.size() && !In(s[j], ")]>\"'") && !SpaceAt(s, j)) j += CharLen(s, j);
+    if (j == i + scheme) {
+      ++i;
+      continue;
+    }
+    size_t end = j;
+    while (end > i && In(s[end - 1], ".,;:!?")) --end;
+    sink(s.substr(i, end - i));
+    i = j;
+  }
+}
+
+// (?<![\w/])#\d+\b|\b[A-Z][A-Z0-9]{1,9}-\d+\b
+void CompatRefs(std::string_view s, const TokenSink& sink) {
+  size_t i = 0;
+  while (i < s.size()) {
+    if (s[i] == '#' && !WordBefore(s, i) && (i == 0 || s[i - 1] != '/')) {
+      size_t j = i + 1;
+      while (j < s.size() && IsDigit(s[j])) ++j;
+      if (j > i + 1 && !WordAt(s, j)) {
+        sink(s.substr(i, j - i));
+        i = j;
+        continue;
+      }
+    }
+    if (IsUpper(s[i]) && !WordBefore(s, i)) {
+      size_t j = i + 1;
+      while (j < s.size() && (IsUpper(s[j]) || IsDigit(s[j]))) ++j;
+      if (j - i >= 2 && j - i <= 10 && j < s.size() && s[j] == '-') {
+        size_t k = j + 1;
+        while (k < s.size() && IsDigit(s[k])) ++k;
+        if (k > j + 1 && !WordAt(s, k)) {
+          sink(s.substr(i, k - i));
+          i = k;
+          continue;
+        }
+      }
+    }
+    ++i;
+  }
+}
+
+// \b[0-9a-fA-F]{7,40}\b
+void CompatHashes(std::string_view s, const TokenSink& sink) {
+  size_t i = 0;
+  while (i < s.size()) {
+    if (!IsHex(s[i]) || WordBefore(s, i)) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < s.size() && IsHex(s[j])) ++j;
+    if (j - i >= 7 && j - i <= 40 && !WordAt(s, j)) sink(s.substr(i, j - i));
+    i = j;
+  }
+}
+
+bool CompatPathChar(std::string_view s, size_t i) {
+  return s[i] == '.' || s[i] == '-' || WordAt(s, i);
+}
+
+// (?<![\w.])(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}\b, with the backtracking order of re:
+// as many directory segments as possible, then the last '.' whose extension fits.
+void CompatPaths(std::string_view s, const TokenSink& sink) {
+  size_t i = 0;
+  while (i < s.size()) {
+    if (!CompatPathChar(s, i) || WordBefore(s, i) || (i > 0 && s[i - 1] == '.')) {
+      i += CharLen(s, i);
+      continue;
+    }
+    // Slashes that close a non-empty segment, contiguous from i.
+    std::vector<size_t> slashes;
+    size_t j = i;
+    while (j < s.size()) {
+      const size_t seg = j;
+      while (j < s.size() && CompatPathChar(s, j)) j += CharLen(s, j);
+      if (j == seg || j >= s.size() || s[j] != '/') break;
+      slashes.push_back(j++);
+    }
+    std::optional<size_t> end;
+    for (size_t n = slashes.size(); n > 0 && !end; --n) {
+      const size_t last = slashes[n - 1] + 1;
+      size_t stop = last;
+      while (stop < s.size() && CompatPathChar(s, stop)) stop += CharLen(s, stop);
+      for (size_t dot = stop; dot > last + 1 && !end;) {
+        --dot;
+        if (s[dot] != '.') continue;
+        size_t e = dot + 1;
+        while (e < s.size() && IsAsciiAlnum(s[e])) ++e;
+        if (e - dot - 1 >= 1 && e - dot - 1 <= 8 && !WordAt(s, e)) end = e;
+      }
+    }
+    if (end) {
+      sink(s.substr(i, *end - i));
+      i = *end;
+    } else {
+      i += CharLen(s, i);
+    }
+  }
+}
+
+// (?<![\w.-])-?\d+(?:\.\d+)?%?(?![\w-])(?!\.\d)
+void CompatNumbers(std::string_view s, const TokenSink& sink) {
+  const size_t n = s.size();
+  auto ends_ok = [&](size_t e) {
+    if (e >= n) return true;
+    if (s[e] == '-' || WordAt(s, e)) return false;
+    return !(s[e] == '.' && e + 1 < n && IsDigit(s[e + 1]));
+  };
+  size_t i = 0;
+  while (i < n) {
+    const bool minus = s[i] == '-' && i + 1 < n && IsDigit(s[i + 1]);
+    if ((!minus && !IsDigit(s[i])) || WordBefore(s, i) ||
+        (i > 0 && (s[i - 1] == '.' || s[i - 1] == '-'))) {
+      ++i;
+      continue;
+    }
+    size_t j = minus ? i + 1 : i;
+    while (j < n && IsDigit(s[j])) ++j;
+    if (j + 1 < n && s[j] == '.' && IsDigit(s[j + 1])) {
+      ++j;
+      while (j < n && IsDigit(s[j])) ++j;
+    }
+    std::optional<size_t> end;
+    if (j < n && s[j] == '%' && ends_ok(j + 1))
+      end = j + 1;
+    else if (ends_ok(j))
+      end = j;
+    if (end) {
+      sink(s.substr(i, *end - i));
+      i = *end;
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Scan(std::string_view text, Kind kind, GroundingMode mode, bool evidence,
+          const TokenSink& sink) {
+  const bool compat = mode == GroundingMode::kCompat;
   switch (kind) {
     case Kind::kDate:
-      return ScanDates(text, sink);
+      return compat ? CompatDates(text, sink) : ScanDates(text, sink);
     case Kind::kUrl:
-      return ScanUrls(text, sink);
+      return compat ? CompatUrls(text, sink) : ScanUrls(text, sink);
     case Kind::kRef:
-      return ScanRefs(text, sink);
+      return compat ? CompatRefs(text, sink) : ScanRefs(text, sink);
     case Kind::kHash:
-      return ScanHashes(text, sink);
+      return compat ? CompatHashes(text, sink) : ScanHashes(text, sink);
     case Kind::kPath:
-      return ScanPaths(text, sink);
+      return compat ? CompatPaths(text, sink) : ScanPaths(text, sink);
     case Kind::kNumber:
-      return ScanNumbers(text, sink);
+      return compat ? CompatNumbers(text, sink) : ScanNumbers(text, sink);
+    case Kind::kDateText:
+      return ScanDateTexts(text, evidence, sink);
     case Kind::kUnknown:
       return;
   }
 }
 
-// The form a token is compared in: hashes ignore case, everything else is exact.
+// The form a token is compared in: hashes ignore case, written dates compare as YYYY-MM-DD,
+// everything else is exact.
 std::string Normal(Kind kind, std::string_view token) {
+  if (kind == Kind::kDateText) {
+    auto match = MatchDateText(token, 0, true);
+    return match ? match->second : std::string(token);
+  }
   std::string out(token);
   if (kind == Kind::kHash) std::transform(out.begin(), out.end(), out.begin(), Lower);
   return out;
@@ -408,10 +733,76 @@ std::string_view TrimSpaces(std::string_view s) {
   return s;
 }
 
+// Python's repr() of a str, for messages that quote a pattern as release_gate.py does.
+std::string PyRepr(std::string_view text) {
+  const bool dq =
+      text.find('\'') != std::string_view::npos && text.find('"') == std::string_view::npos;
+  const char quote = dq ? '"' : '\'';
+  std::string out(1, quote);
+  for (char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (c == '\\' || c == quote) {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (b < 0x20 || b == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", b);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + quote;
+}
+
+std::unique_ptr<RE2> CompileRequire(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  return std::make_unique<RE2>(pattern, options);
+}
+
+// The claim tokens of one kind, by comparison form, and which of them the evidence holds.
+struct Claimed {
+  std::set<std::string> tokens;  // as written, sorted bytewise
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_set<std::string, Hash, std::equal_to<>> pending;  // comparison forms
+};
+
+// Marks the claim tokens of `kind` found as whole tokens in one evidence text.
+void MarkWholeTokens(std::string_view text, Kind kind, Claimed& claimed) {
+  Scan(text, kind, GroundingMode::kStrict, true, [&](std::string_view token) {
+    if (claimed.pending.empty()) return;
+    if (kind == Kind::kHash && token.size() <= 40) {
+      char lower[40];
+      for (size_t k = 0; k < token.size(); ++k) lower[k] = Lower(token[k]);
+      if (auto it = claimed.pending.find(std::string_view(lower, token.size()));
+          it != claimed.pending.end()) {
+        claimed.pending.erase(it);
+      }
+    } else if (kind == Kind::kDateText) {
+      if (auto it = claimed.pending.find(Normal(kind, token)); it != claimed.pending.end()) {
+        claimed.pending.erase(it);
+      }
+    } else if (auto it = claimed.pending.find(token); it != claimed.pending.end()) {
+      claimed.pending.erase(it);
+    }
+  });
+}
+
 }  // namespace
 
 const std::vector<std::string>& AllTokenKinds() {
-  static const std::vector<std::string> kinds = {"date", "url", "ref", "hash", "path", "number"};
+  static const std::vector<std::string> kinds = {"date", "url",    "ref",      "hash",
+                                                 "path", "number", "date-text"};
   return kinds;
 }
 
@@ -430,26 +821,28 @@ Result<std::vector<std::string>> ParseTokenKinds(std::string_view csv) {
     if (name.empty()) continue;
     if (KindOf(name) == Kind::kUnknown) {
       return Status::Error("usage", "unknown token kind \"" + std::string(name) +
-                                        "\"; use date, url, ref, hash, path or number");
+                                        "\"; use date, url, ref, hash, path, number or date-text");
     }
     if (std::find(kinds.begin(), kinds.end(), name) == kinds.end()) kinds.emplace_back(name);
   }
   if (kinds.empty()) {
     return Status::Error("usage",
                          "the token kind list is empty; name one or more of date, url, ref, "
-                         "hash, path, number");
+                         "hash, path, number, date-text");
   }
   return kinds;
 }
 
-std::vector<std::string> ExtractTokens(std::string_view text, std::string_view kind) {
+std::vector<std::string> ExtractTokens(std::string_view text, std::string_view kind,
+                                       GroundingMode mode) {
   std::vector<std::string> tokens;
-  Scan(text, KindOf(kind), [&](std::string_view token) { tokens.emplace_back(token); });
+  Scan(text, KindOf(kind), mode, false,
+       [&](std::string_view token) { tokens.emplace_back(token); });
   return tokens;
 }
 
 GroundingResult Ground(std::string_view claim, const std::vector<std::string_view>& evidence,
-                       const std::vector<std::string>& kinds) {
+                       const std::vector<std::string>& kinds, GroundingMode mode) {
   GroundingResult result;
   std::vector<std::string> done;
   for (const std::string& name : kinds) {
@@ -458,17 +851,29 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
     if (std::find(done.begin(), done.end(), name) != done.end()) continue;
     done.push_back(name);
 
-    std::set<std::string> claimed;
-    Scan(claim, kind, [&](std::string_view token) { claimed.emplace(token); });
-    result.checked += claimed.size();
-    if (claimed.empty()) continue;  // nothing to look up: skip reading the evidence
+    Claimed claimed;
+    Scan(claim, kind, mode, false, [&](std::string_view token) { claimed.tokens.emplace(token); });
+    result.checked += claimed.tokens.size();
+    if (claimed.tokens.empty()) continue;  // nothing to look up: skip reading the evidence
 
-    std::unordered_set<std::string> known;
-    for (std::string_view text : evidence) {
-      Scan(text, kind, [&](std::string_view token) { known.insert(Normal(kind, token)); });
+    if (mode == GroundingMode::kCompat && kind != Kind::kDateText) {
+      // release_gate.py: `token in evidence`, a substring search per token.
+      for (const std::string& token : claimed.tokens) {
+        const bool found = std::any_of(evidence.begin(), evidence.end(), [&](std::string_view t) {
+          return t.find(token) != std::string_view::npos;
+        });
+        if (!found) result.ungrounded.emplace_back(name, token);
+      }
+      continue;
     }
-    for (const std::string& token : claimed) {
-      if (!known.contains(Normal(kind, token))) result.ungrounded.emplace_back(name, token);
+    for (const std::string& token : claimed.tokens) claimed.pending.insert(Normal(kind, token));
+    for (std::string_view text : evidence) {
+      if (claimed.pending.empty()) break;
+      MarkWholeTokens(text, kind, claimed);
+    }
+    for (const std::string& token : claimed.tokens) {
+      if (claimed.pending.contains(Normal(kind, token)))
+        result.ungrounded.emplace_back(name, token);
     }
   }
   result.grounded = result.ungrounded.empty();
@@ -484,6 +889,74 @@ std::vector<std::string> GroundingReasons(const GroundingResult& result) {
   return reasons;
 }
 
+bool IsBlankClaim(std::string_view claim) {
+  for (size_t i = 0; i < claim.size();) {
+    uint32_t cp = 0;
+    const size_t len = Decode(claim, i, &cp);
+    if (!IsSpaceCp(cp)) return false;
+    i += len;
+  }
+  return true;
+}
+
+Status CheckRequirePatterns(const std::vector<std::string>& patterns) {
+  for (const std::string& pattern : patterns) {
+    std::unique_ptr<RE2> re = CompileRequire(pattern);
+    if (!re->ok()) {
+      return Status::Error("usage", "bad --require regex " + PyRepr(pattern) + ": " + re->error());
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> RequireReasons(std::string_view claim,
+                                        const std::vector<std::string>& patterns) {
+  std::vector<std::string> reasons;
+  for (const std::string& pattern : patterns) {
+    std::unique_ptr<RE2> re = CompileRequire(pattern);
+    if (!re->ok() || !RE2::PartialMatch(claim, *re)) {
+      reasons.push_back("required pattern absent: " + pattern);
+    }
+  }
+  return reasons;
+}
+
+std::vector<std::string> VerifyClaim(std::string_view claim,
+                                     const std::vector<std::string_view>& evidence,
+                                     const GroundingOptions& options) {
+  if (IsBlankClaim(claim)) return {"empty claim"};
+  const GroundingMode mode = options.compat ? GroundingMode::kCompat : GroundingMode::kStrict;
+  std::vector<std::string> reasons = GroundingReasons(Ground(claim, evidence, options.kinds, mode));
+  for (std::string& reason : RequireReasons(claim, options.require)) {
+    reasons.push_back(std::move(reason));
+  }
+  return reasons;
+}
+
+std::string_view StripBom(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  return text;
+}
+
+Status CheckUtf8(std::string_view text, std::string_view label) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    const size_t len = Decode(text, i, &cp);
+    if (cp == kInvalid) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, ": not valid UTF-8 (byte 0x%02x at offset %zu)",
+                    static_cast<unsigned char>(text[i]), i);
+      return Status::Error("corrupt", std::string(label) + buf);
+    }
+    i += len;
+  }
+  return Status::Ok();
+}
+
 const std::vector<std::string>& DefaultExcludedKeys() {
   static const std::vector<std::string> keys = {"system_prompt", "policy", "seed", "history",
                                                 "constitution"};
@@ -492,7 +965,7 @@ const std::vector<std::string>& DefaultExcludedKeys() {
 
 Result<std::string> JsonEvidenceText(std::string_view json, std::string_view label,
                                      const std::vector<std::string>& extra_excluded_keys) {
-  if (json.substr(0, 3) == "\xEF\xBB\xBF") json.remove_prefix(3);
+  json = StripBom(json);
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json);
@@ -525,15 +998,75 @@ Result<std::string> JsonEvidenceText(std::string_view json, std::string_view lab
   return text;
 }
 
+namespace {
+
+// Python's json.dumps(value, ensure_ascii=False): ", " and ": " separators, keys in order.
+void DumpPython(const nlohmann::ordered_json& value, std::string& out) {
+  if (value.is_object()) {
+    out += '{';
+    bool first = true;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (!first) out += ", ";
+      first = false;
+      out += nlohmann::ordered_json(it.key()).dump();
+      out += ": ";
+      DumpPython(it.value(), out);
+    }
+    out += '}';
+  } else if (value.is_array()) {
+    out += '[';
+    for (size_t k = 0; k < value.size(); ++k) {
+      if (k > 0) out += ", ";
+      DumpPython(value[k], out);
+    }
+    out += ']';
+  } else if (value.is_boolean()) {
+    out += value.get<bool>() ? "true" : "false";
+  } else if (value.is_null()) {
+    out += "null";
+  } else {
+    out += value.dump();
+  }
+}
+
+}  // namespace
+
+Result<std::string> CompatJsonEvidenceText(std::string_view json, std::string_view label,
+                                           const std::vector<std::string>& extra_excluded_keys) {
+  json = StripBom(json);
+  nlohmann::ordered_json doc;
+  try {
+    doc = nlohmann::ordered_json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Error("corrupt", "evidence " + std::string(label) + " is not valid JSON: " +
+                                        e.what() + "; fix the file or pass it as text");
+  }
+  if (!doc.is_object()) return std::string(json);
+  std::unordered_set<std::string> excluded(DefaultExcludedKeys().begin(),
+                                           DefaultExcludedKeys().end());
+  excluded.insert(extra_excluded_keys.begin(), extra_excluded_keys.end());
+  nlohmann::ordered_json kept = nlohmann::ordered_json::object();
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (!excluded.contains(it.key())) kept[it.key()] = std::move(it.value());
+  }
+  std::string text;
+  DumpPython(kept, text);
+  return text;
+}
+
 Result<std::string> LoadEvidence(FileSystem& fs, const std::string& path,
-                                 const std::vector<std::string>& extra_excluded_keys) {
+                                 const std::vector<std::string>& extra_excluded_keys,
+                                 GroundingMode mode) {
   Result<std::string> content = fs.ReadFile(path);
   if (!content.ok()) return content.status();
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(), Lower);
   if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) {
-    return JsonEvidenceText(*content, path, extra_excluded_keys);
+    return mode == GroundingMode::kCompat
+               ? CompatJsonEvidenceText(*content, path, extra_excluded_keys)
+               : JsonEvidenceText(*content, path, extra_excluded_keys);
   }
+  if (StripBom(*content).size() != content->size()) return std::string(StripBom(*content));
   return content;
 }
 

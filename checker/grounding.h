@@ -104,6 +104,11 @@ bool IsBlankClaim(std::string_view claim);
 /// first bad one; RE2 refuses backreferences and lookarounds, which Python's re accepts.
 Status CheckRequirePatterns(const std::vector<std::string>& patterns);
 
+/// `required pattern absent: <rx>` for every pattern RE2 finds nowhere in `claim`, in order
+/// (a pattern that does not compile counts as absent).
+std::vector<std::string> RequireReasons(std::string_view claim,
+                                        const std::vector<std::string>& patterns);
+
 /// release_gate.py's verify(): "empty claim" alone for a blank claim; else the grounding
 /// reasons (kinds in the order given, tokens sorted within a kind) followed by
 /// `required pattern absent: <rx>` for every pattern RE2 finds nowhere in the claim (a pattern

@@ -1,6 +1,7 @@
 // The built-in grounding checker: prompt in, one fenced JSON verdict out (SPEC §6).
 #include "checker/grounding_checker.h"
 
+#include <cstdlib>
 #include <istream>
 #include <iterator>
 #include <optional>
@@ -16,11 +17,14 @@ namespace devflow {
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: devflow-gate checker grounding [--claim-kind KIND] [--kinds date,url,ref,hash,...]";
+    "usage: devflow-gate checker grounding [--claim-kind KIND] [--kinds date,url,ref,hash,...]"
+    " [--require RE]... [--compat]";
 
 struct Options {
   std::optional<std::string> claim_kind;
   std::vector<std::string> kinds = DefaultTokenKinds();
+  std::vector<std::string> require;
+  bool compat = false;
   bool help = false;
 };
 
@@ -42,20 +46,27 @@ Result<Options> ParseArgs(const std::vector<std::string>& args) {
       options.help = true;
       continue;
     }
+    if (arg == "--compat") {
+      options.compat = true;
+      continue;
+    }
     std::string name = arg;
     std::optional<std::string> value;
     if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    if (name != "--claim-kind" && name != "--kinds") {
+    if (name != "--claim-kind" && name != "--kinds" && name != "--require") {
       return Status::Error("usage", "unknown option \"" + arg + "\"");
     }
     if (!value) {
       if (i + 1 >= args.size()) return Status::Error("usage", name + " needs a value");
       value = args[++i];
     }
-    if (name == "--claim-kind") {
+    if (name == "--require") {
+      if (Status bad = CheckRequirePatterns({*value}); !bad.ok()) return bad;
+      options.require.push_back(*value);
+    } else if (name == "--claim-kind") {
       if (!IsArtifactKind(*value)) {
         return Status::Error("usage", "--claim-kind \"" + *value +
                                           "\" is not an artifact kind (lowercase letters, digits "
@@ -122,7 +133,11 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
   }
 
   const std::string prompt{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  Result<PromptParts> parsed = ParsePrompt(prompt);
+  // The gate hands the exact layout of the artifact sections out of band; cut by it, a forged
+  // separator inside an artifact cannot replace the claim or add evidence (docs/security.md).
+  const char* manifest = std::getenv("DEVFLOW_GATE_INPUTS");
+  Result<PromptParts> parsed =
+      manifest ? ParsePrompt(prompt, std::string_view(manifest)) : ParsePrompt(prompt);
   if (!parsed.ok()) {
     err << "devflow-gate checker grounding: " << parsed.status().message() << "\n";
     return 2;
@@ -165,8 +180,13 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
     evidence.push_back(parts.inputs[i].content);
     evidence_inputs += ", " + Label(parts.inputs[i]);
   }
-  const GroundingResult result = Ground(claim_input.content, evidence, options->kinds);
-  const std::vector<std::string> reasons = GroundingReasons(result);
+  const GroundingResult result =
+      Ground(claim_input.content, evidence, options->kinds,
+             options->compat ? GroundingMode::kCompat : GroundingMode::kStrict);
+  std::vector<std::string> reasons = GroundingReasons(result);
+  for (std::string& reason : RequireReasons(claim_input.content, options->require)) {
+    reasons.push_back(std::move(reason));
+  }
 
   std::string kinds_text;
   for (const std::string& kind : options->kinds)
@@ -178,7 +198,7 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
       << " ungrounded\n";
   for (const std::string& reason : reasons) out << "  - " << reason << "\n";
 
-  if (result.grounded) {
+  if (reasons.empty()) {
     const std::string summary =
         result.checked == 0 ? Label(claim_input) + " cites no " + NounList(options->kinds, "or") +
                                   ", so there is nothing to ground"

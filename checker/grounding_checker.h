@@ -12,6 +12,9 @@ namespace devflow {
 ///   --claim-kind K   the artifact kind whose newest input (highest rev; the later one on a tie)
 ///                    is the claim; default: the last input of the prompt
 ///   --kinds a,b,...  token kinds to ground (grounding.h); default date,url,ref,hash
+///   --require RE     an RE2 pattern the claim must match (repeatable); a miss is the finding
+///                    `required pattern absent: RE`; a pattern RE2 refuses is bad usage
+///   --compat         release_gate.py's matching (GroundingMode::kCompat)
 ///   -h, --help       usage on `out`, exit 0
 /// (`--opt=value` spellings are accepted too.) Reads the whole agent-gate prompt from `in`
 /// (checker/prompt.h ParsePrompt). Evidence: the card title and body plus the content of every

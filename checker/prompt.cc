@@ -189,4 +189,70 @@ Result<PromptParts> ParsePrompt(std::string_view prompt) {
   return parts;
 }
 
+std::string InputManifest(const std::vector<PromptInput>& inputs) {
+  std::string out;
+  for (const PromptInput& input : inputs) {
+    if (!out.empty()) out += ",";
+    out += input.kind + ":" + std::to_string(input.rev) + ":" + std::to_string(input.content.size());
+  }
+  return out;
+}
+
+Result<PromptParts> ParsePrompt(std::string_view prompt, std::string_view manifest) {
+  // The header (instruction, intro, title) and the trailer are parsed as usual; only the
+  // middle is re-cut by the manifest.
+  Result<PromptParts> parsed = ParsePrompt(prompt);
+  if (!parsed.ok()) return parsed;
+  struct Entry {
+    std::string kind;
+    int64_t rev = 0;
+    size_t bytes = 0;
+  };
+  std::vector<Entry> entries;
+  size_t pos = 0;
+  while (pos < manifest.size()) {
+    size_t end = manifest.find(',', pos);
+    if (end == std::string_view::npos) end = manifest.size();
+    std::string_view item = manifest.substr(pos, end - pos);
+    const size_t a = item.find(':');
+    const size_t b = a == std::string_view::npos ? a : item.find(':', a + 1);
+    Entry e;
+    if (b == std::string_view::npos) return NotAPrompt("DEVFLOW_GATE_INPUTS is malformed");
+    e.kind = std::string(item.substr(0, a));
+    std::string_view rev = item.substr(a + 1, b - a - 1);
+    std::string_view bytes = item.substr(b + 1);
+    auto r1 = std::from_chars(rev.data(), rev.data() + rev.size(), e.rev);
+    auto r2 = std::from_chars(bytes.data(), bytes.data() + bytes.size(), e.bytes);
+    if (r1.ec != std::errc() || r1.ptr != rev.data() + rev.size() || r2.ec != std::errc() ||
+        r2.ptr != bytes.data() + bytes.size() || !ParseSeparatorLine("--- artifact " + e.kind +
+                                                                     " (rev 1) ---")) {
+      return NotAPrompt("DEVFLOW_GATE_INPUTS is malformed");
+    }
+    entries.push_back(std::move(e));
+    pos = end + 1;
+  }
+  // Locate the middle again: after the title's blank line, before the trailer.
+  const std::string intro_marker = "\n\n" + std::string(kIntroPrefix);
+  const size_t intro = prompt.find(intro_marker);
+  const size_t title_line = prompt.find("\n\n# ", intro + intro_marker.size());
+  const size_t body_start = prompt.find('\n', title_line + 4) + 2;
+  const size_t trailer = prompt.rfind("\n\n" + std::string(kReadOnlyLine) + "\n");
+  std::string_view middle = prompt.substr(body_start, trailer - body_start);
+  PromptParts& parts = *parsed;
+  parts.inputs.assign(entries.size(), PromptInput{});
+  for (size_t i = entries.size(); i-- > 0;) {
+    const Entry& e = entries[i];
+    const std::string sep = "\n\n--- artifact " + e.kind + " (rev " + std::to_string(e.rev) +
+                            ") ---\n\n";
+    if (middle.size() < e.bytes + sep.size() ||
+        middle.substr(middle.size() - e.bytes - sep.size(), sep.size()) != sep) {
+      return NotAPrompt("the artifact sections do not match DEVFLOW_GATE_INPUTS");
+    }
+    parts.inputs[i] = PromptInput{e.kind, e.rev, std::string(middle.substr(middle.size() - e.bytes))};
+    middle.remove_suffix(e.bytes + sep.size());
+  }
+  parts.body = std::string(middle);
+  return parsed;
+}
+
 }  // namespace devflow

@@ -53,4 +53,15 @@ std::string AssemblePrompt(const PromptParts& parts);
 /// an agent-gate prompt.
 Result<PromptParts> ParsePrompt(std::string_view prompt);
 
+/// The inputs manifest the gate hands a checker out of band (env DEVFLOW_GATE_INPUTS):
+/// `<kind>:<rev>:<content bytes>` per input, comma-separated, prompt order; "" for none.
+/// Artifact content is untrusted and may contain lines that look like separators; with the
+/// manifest a checker slices the prompt exactly instead of guessing.
+std::string InputManifest(const std::vector<PromptInput>& inputs);
+
+/// ParsePrompt, but the inputs are cut by the manifest's byte counts from the end of the
+/// prompt, so a forged `--- artifact … ---` line inside a body or an artifact cannot add,
+/// drop or replace an input. A prompt that does not match the manifest fails (code "usage").
+Result<PromptParts> ParsePrompt(std::string_view prompt, std::string_view manifest);
+
 }  // namespace devflow

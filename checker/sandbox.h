@@ -21,6 +21,7 @@ namespace devflow {
 /// What this host can confine a checker with. Probed once per process and bwrap program.
 struct SandboxSupport {
   std::string bwrap;     // absolute path of a bubblewrap that ran the probe; empty: unusable
+  std::string env;       // absolute path of env(1), which unsets bubblewrap's PWD; may be empty
   int landlock_abi = 0;  // Landlock ABI version from landlock_create_ruleset; 0: unavailable
   bool seccomp = false;  // seccomp filter mode with SECCOMP_RET_ERRNO is available
 };
@@ -48,15 +49,17 @@ std::string SandboxLevelName(SandboxKind kind, int landlock_abi);
 struct BwrapSpec {
   std::string bwrap;      // bubblewrap program (absolute)
   std::string workspace;  // bound read-only at its real path and made the cwd; empty: neither
-  std::string scratch;    // bound writable at its real path (HOME, TMPDIR)
+  std::string scratch;    // bound writable at its real path (HOME, TMPDIR); empty: none
   bool network = false;   // keep the host network namespace (`--share-net`)
+  std::string env;        // env(1): the command runs as `env -u PWD -- command...`; empty: not
 };
 
 /// The full argv that runs `command` (command[0] absolute) inside bubblewrap:
 /// `bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all [--share-net] --die-with-parent
-/// --new-session --cap-drop ALL [--ro-bind WS WS] --bind SCRATCH SCRATCH [--chdir WS] --
-/// command...`. The workspace and scratch binds come after every other mount, so no later
-/// mount can hide them.
+/// --new-session --cap-drop ALL [--ro-bind WS WS] [--bind SCRATCH SCRATCH] [--chdir WS] --
+/// [ENV -u PWD --] command...`. The workspace and scratch binds come after every other mount,
+/// so no later mount can hide them. Bubblewrap always sets PWD; env(1) removes it again so
+/// the checker's environment stays exactly the SPEC §5 one.
 std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std::string>& command);
 
 /// Resource limits of a checker (setrlimit values). RLIMIT_AS is deliberately not set: JIT

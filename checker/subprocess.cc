@@ -4,6 +4,8 @@
 // 1.81 launcher leaks every host fd, boostorg/process#360).
 #include "checker/subprocess.h"
 
+#include <limits.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -34,6 +36,8 @@
 #include <system_error>
 #include <thread>
 #include <utility>
+
+#include "checker/sandbox.h"
 
 namespace devflow {
 namespace {
@@ -83,6 +87,16 @@ struct DieWithHost {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return {errno, bp2::system_category()};
     if (::getppid() != host_pid) return {ESRCH, bp2::system_category()};
     return {};
+  }
+};
+
+// Resource limits, and at the Landlock level Landlock + seccomp, prepared in the host.
+struct Confine {
+  const ChildConfinement* confinement;
+  template <class Launcher>
+  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
+    int err = confinement->ApplyInChild();
+    return err ? bp2::error_code(err, bp2::system_category()) : bp2::error_code{};
   }
 };
 
@@ -158,8 +172,8 @@ class ScratchDir {
 
 // ---- Process-group housekeeping ----
 
-// State letter of /proc/<pid>/stat and its pgrp; false when the process is gone.
-bool ReadProcStat(pid_t pid, char* state, pid_t* pgrp) {
+// State letter of /proc/<pid>/stat, its parent and its pgrp; false when the process is gone.
+bool ReadProcStat(pid_t pid, char* state, pid_t* ppid, pid_t* pgrp) {
   std::string path = "/proc/" + std::to_string(pid) + "/stat";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
@@ -170,8 +184,9 @@ bool ReadProcStat(pid_t pid, char* state, pid_t* pgrp) {
   buf[n] = '\0';
   const char* close_paren = ::strrchr(buf, ')');  // comm may contain spaces and parens
   if (!close_paren) return false;
-  int ppid = 0, group = 0;
-  if (std::sscanf(close_paren + 1, " %c %d %d", state, &ppid, &group) != 3) return false;
+  int parent = 0, group = 0;
+  if (std::sscanf(close_paren + 1, " %c %d %d", state, &parent, &group) != 3) return false;
+  *ppid = parent;
   *pgrp = group;
   return true;
 }
@@ -188,15 +203,36 @@ bool GroupHasLiveMember(pid_t pgid) {
     long pid = std::strtol(entry->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
     char state = 0;
-    pid_t pgrp = 0;
-    if (ReadProcStat(static_cast<pid_t>(pid), &state, &pgrp) && pgrp == pgid && state != 'Z' &&
-        state != 'X') {
+    pid_t ppid = 0, pgrp = 0;
+    if (ReadProcStat(static_cast<pid_t>(pid), &state, &ppid, &pgrp) && pgrp == pgid &&
+        state != 'Z' && state != 'X') {
       live = true;
       break;
     }
   }
   ::closedir(dir);
   return live;
+}
+
+// Live children of `parent` (under bubblewrap: the PID namespace's init, whose group holds
+// the checker).
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> children;
+  DIR* dir = ::opendir("/proc");
+  if (!dir) return children;
+  while (dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char state = 0;
+    pid_t ppid = 0, pgrp = 0;
+    if (ReadProcStat(static_cast<pid_t>(pid), &state, &ppid, &pgrp) && ppid == parent &&
+        state != 'Z' && state != 'X') {
+      children.push_back(static_cast<pid_t>(pid));
+    }
+  }
+  ::closedir(dir);
+  return children;
 }
 
 // Reaps whatever members of the group are our own children (WNOHANG: never blocks).
@@ -276,6 +312,7 @@ std::vector<std::string> CheckerEnvironment(const ProviderConfig& provider,
       "DEVFLOW_GATE_CARD=" + request.card_id,
       "DEVFLOW_GATE_EDGE=" + request.edge,
       "DEVFLOW_GATE_ROOT=" + request.root,
+      "DEVFLOW_GATE_INPUTS=" + request.inputs_manifest,
   };
   std::vector<std::string> seen;
   for (const std::string& name : provider.env) {
@@ -310,6 +347,7 @@ struct Run {
   asio::steady_timer term_timer;
   asio::steady_timer eof_timer;
   pid_t pgid = 0;
+  bool bwrap = false;  // pgid is bubblewrap's; the checker runs in its child's group
 
   bool stdin_done = false, stdout_done = false, stderr_done = false, exited = false;
   bool timed_out = false, reply_over = false;
@@ -386,12 +424,24 @@ struct Run {
         ClosePipes();
         return;
       }
-      ::kill(-pgid, SIGTERM);
+      Terminate();
       term_timer.expires_after(Ms(options.term_grace_ms));
       term_timer.async_wait([this](const boost::system::error_code& ec2) {
         if (!ec2) ::kill(-pgid, SIGKILL);
       });
     });
+  }
+
+  // SIGTERM to the checker's group. Under bubblewrap, TERM to bubblewrap would make it die at
+  // once and take the sandbox with it, so the checker would never see a TERM: send it to the
+  // group of bubblewrap's child (the namespace's init, which ignores it, and the checker).
+  void Terminate() {
+    if (bwrap) {
+      std::vector<pid_t> inside = ChildrenOf(pgid);
+      for (pid_t child : inside) ::kill(-child, SIGTERM);
+      if (!inside.empty()) return;
+    }
+    ::kill(-pgid, SIGTERM);
   }
 
   template <class Process>
@@ -434,6 +484,10 @@ struct Run {
       return Fault("the checker ended with signal " + SignalName(WTERMSIG(native_status)));
     }
     int code = WIFEXITED(native_status) ? WEXITSTATUS(native_status) : 1;
+    // Bubblewrap reports a checker killed by signal N as exit code 128 + N.
+    if (bwrap && code > 128 && code < 128 + NSIG && ::sigabbrev_np(code - 128)) {
+      return Fault("the checker ended with signal " + SignalName(code - 128));
+    }
     if (code != 0) {
       std::string line = LastStderrLine(stderr_tail);
       return Fault("the checker ended with exit code " + std::to_string(code) +
@@ -452,6 +506,16 @@ SubprocessChecker::SubprocessChecker(std::vector<ProviderConfig> providers, std:
     std::string name = p.name;
     providers_.emplace(std::move(name), std::move(p));  // first definition wins
   }
+}
+
+std::string SubprocessChecker::SandboxLevel(const ProviderConfig& provider) const {
+  const SandboxSupport& support = ProbeSandbox(options_.bwrap);
+  return SandboxLevelName(ChooseSandbox(support, provider.sandbox_off), support.landlock_abi);
+}
+
+std::string SubprocessChecker::last_stderr() const {
+  std::lock_guard<std::mutex> lock(last_stderr_mutex_);
+  return last_stderr_;
 }
 
 Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
@@ -476,18 +540,13 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
   }
   const std::string& program = argv[0];
 
+  const SandboxSupport& support = ProbeSandbox(options_.bwrap);
+  const SandboxKind kind = ChooseSandbox(support, provider.sandbox_off);
+  const std::string level = SandboxLevelName(kind, support.landlock_abi);
+
   try {
     const char* host_path = HostEnv("PATH");
     const std::string path = host_path && *host_path ? host_path : "/usr/local/bin:/usr/bin:/bin";
-
-    bp2::filesystem::path executable;
-    if (program.find('/') != std::string::npos) {
-      executable = program;  // relative paths resolve against the workspace (chdir before exec)
-    } else {
-      std::vector<bp2::environment::key_value_pair> search_env = {{"PATH", path}};
-      executable = bp2::environment::find_executable(program, search_env);
-      if (executable.empty()) return StartFault(program, ErrorText(ENOENT));
-    }
 
     if (!request.workspace.empty()) {
       struct stat st {};
@@ -499,6 +558,25 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
       }
     }
 
+    std::string executable;
+    if (program.find('/') != std::string::npos) {
+      // A relative path resolves against the workspace, the checker's cwd.
+      executable = program[0] == '/' || request.workspace.empty()
+                       ? program
+                       : request.workspace + "/" + program;
+    } else {
+      std::vector<bp2::environment::key_value_pair> search_env = {{"PATH", path}};
+      executable = bp2::environment::find_executable(program, search_env).string();
+      if (executable.empty()) return StartFault(program, ErrorText(ENOENT));
+    }
+    // Checked here because bubblewrap would only report it as its own exit code 1.
+    {
+      struct stat st {};
+      if (::stat(executable.c_str(), &st) != 0) return StartFault(program, ErrorText(errno));
+      if (S_ISDIR(st.st_mode)) return StartFault(program, ErrorText(EACCES));
+      if (::access(executable.c_str(), X_OK) != 0) return StartFault(program, ErrorText(errno));
+    }
+
     const char* tmp = HostEnv("TMPDIR");
     std::string parent = !options_.scratch_parent.empty() ? options_.scratch_parent
                          : (tmp && *tmp)                  ? std::string(tmp)
@@ -508,12 +586,38 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
       return StartFault(program, "scratch dir in " + parent + ": " + ErrorText(errno));
     }
 
+    ResourceLimits limits = LimitsFor(request.timeout_ms, options_.cpu_limit_s,
+                                      options_.max_file_bytes, options_.max_open_files);
+    ChildConfinement confinement = ChildConfinement::LimitsOnly(limits);
+    std::vector<std::string> args(argv.begin() + 1, argv.end());
+    std::string launched = executable;
+    if (kind == SandboxKind::kLandlock) {
+      auto prepared = ChildConfinement::Landlock(limits, support.landlock_abi, scratch.path(),
+                                                 provider.network);
+      if (!prepared.ok()) return StartFault(program, "sandbox " + prepared.status().message());
+      confinement = std::move(*prepared);
+    } else if (kind == SandboxKind::kBwrap) {
+      auto real = [](const std::string& p) {
+        char buf[PATH_MAX];
+        return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
+      };
+      std::string absolute = executable[0] == '/' ? executable : real(executable);
+      std::vector<std::string> command = {absolute};
+      command.insert(command.end(), args.begin(), args.end());
+      BwrapSpec spec{support.bwrap, request.workspace.empty() ? "" : real(request.workspace),
+                     real(scratch.path()), provider.network, support.env};
+      std::vector<std::string> wrapped = BwrapArgv(spec, command);
+      launched = wrapped[0];
+      args.assign(wrapped.begin() + 1, wrapped.end());
+    }
+
     std::vector<std::string> env = CheckerEnvironment(provider, request, scratch.path(), path);
     std::vector<const char*> envp;
     for (const std::string& e : env) envp.push_back(e.c_str());
     envp.push_back(nullptr);
 
     Run run(options_, request);
+    run.bwrap = kind == SandboxKind::kBwrap;
     // Declared before the process handle so it runs after ~basic_process (which SIGKILLs and
     // reaps only the direct child), on every path out, exceptions included.
     GroupEnd group_end{0, Ms(options_.term_grace_ms + 1000)};
@@ -523,11 +627,11 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     bp2::posix::default_launcher launcher;
     launcher.env = envp.data();
     bp2::error_code ec;
-    std::vector<std::string> args(argv.begin() + 1, argv.end());
     bp2::process_stdio stdio{in.fds[0], out.fds[1], err.fds[1]};
     auto start = [&](auto&&... start_dir) {
-      return launcher(run.ctx.get_executor(), ec, executable, args, start_dir..., stdio,
-                      NewProcessGroup{}, ResetSignals{}, DieWithHost{::getpid()}, CloexecAllFds{},
+      return launcher(run.ctx.get_executor(), ec, bp2::filesystem::path(launched), args,
+                      start_dir..., stdio, NewProcessGroup{}, ResetSignals{},
+                      DieWithHost{::getpid()}, Confine{&confinement}, CloexecAllFds{},
                       QuietExecFailure{});
     };
     auto proc = request.workspace.empty()
@@ -558,10 +662,14 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     run.ReadStderr();
     run.Loop();
     group_end.Now();
+    {
+      std::lock_guard<std::mutex> lock(last_stderr_mutex_);
+      last_stderr_ = run.stderr_tail;
+    }
 
     Status outcome = run.Outcome();
     if (!outcome.ok()) return outcome;
-    return CheckReply{std::move(run.reply)};
+    return CheckReply{std::move(run.reply), level};
   } catch (const std::exception& e) {  // Asio/Process throw; nothing crosses the module edge
     return Fault("cannot run checker \"" + program + "\": " + e.what());
   }

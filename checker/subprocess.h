@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,16 @@ struct SubprocessOptions {
   /// Parent of the per-check scratch directory (HOME and TMPDIR of the checker). Empty means
   /// $TMPDIR, else /tmp.
   std::string scratch_parent;
+  /// Bubblewrap program (name searched on $PATH, or a path) probed once per process; empty
+  /// never uses bubblewrap, which forces the Landlock + seccomp fallback (cpp-notes §3).
+  std::string bwrap = "bwrap";
+  /// RLIMIT_CPU soft limit in seconds of CPU time; 0 derives it from the deadline
+  /// (ceil(timeout s) + 1). The hard limit is always soft + 1.
+  int64_t cpu_limit_s = 0;
+  /// RLIMIT_FSIZE: the largest file a checker may write (bytes).
+  int64_t max_file_bytes = 64 * 1024 * 1024;
+  /// RLIMIT_NOFILE: open files per checker process.
+  int64_t max_open_files = 256;
 };
 
 /// Runs a provider's checker as a subprocess: argv from the provider (`command`, or for
@@ -43,9 +54,19 @@ struct SubprocessOptions {
 /// `term_grace_ms`. After the direct child is reaped the rest of its group is SIGKILLed and
 /// Dispatch waits (bounded) until no member of the group runs any more.
 ///
+/// Confinement (checker/sandbox.h): the level from ProbeSandbox(options.bwrap) is applied to
+/// every check and named in CheckReply::sandbox. Under "bwrap" the command runs in bubblewrap
+/// (own PID namespace: everything the checker started dies with it, setsid or not); the
+/// deadline's SIGTERM goes to the sandboxed group (bubblewrap's child), the SIGKILL to
+/// bubblewrap, and an exit code 128+N from bubblewrap is reported as signal N (bubblewrap
+/// turns a signal death into that code). Under "landlock-abi<N>+seccomp" the confinement is
+/// applied in the child before exec. Resource limits apply at every level, `sandbox: off`
+/// included. The program is checked before the start (exists, executable) at every level.
+///
 /// Faults (Status code "fault", SPEC §5), checked in this order:
 ///  - `subagent provider "<name>" is not registered`
-///  - `cannot start checker "<program>": <OS error>` (also for a workspace that is not there)
+///  - `cannot start checker "<program>": <OS error>` (also for a workspace that is not there,
+///    and `...: sandbox <step>: <OS error>` when the confinement cannot be prepared)
 ///  - `the checker exceeded checkTimeoutMs (<n>ms)` (from the host's own deadline flag)
 ///  - `the checker reply exceeded <n> bytes` (stdout longer than `max_reply_bytes`)
 ///  - `the checker ended with signal SIG<NAME>`
@@ -62,14 +83,24 @@ class SubprocessChecker : public CheckerDispatch {
 
   Result<CheckReply> Dispatch(const CheckRequest& request) override;
 
-  /// Test hook: the process group id of the most recent checker started (0 before any).
+  /// The sandbox level a check of `provider` runs under with this checker's options: "off",
+  /// "bwrap", "landlock-abi<N>+seccomp" or "none" (for `config check` and fault reports).
+  std::string SandboxLevel(const ProviderConfig& provider) const;
+
+  /// Test hook: the process group id of the most recent checker started (0 before any); under
+  /// bubblewrap, the group of bubblewrap itself.
   int last_pgid() const { return last_pgid_.load(); }
+  /// Test hook: the stderr tail of the most recent check that ran (at most 2x
+  /// stderr_tail_bytes).
+  std::string last_stderr() const;
 
  private:
   std::map<std::string, ProviderConfig> providers_;
   std::string self_path_;
   SubprocessOptions options_;
   std::atomic<int> last_pgid_{0};
+  mutable std::mutex last_stderr_mutex_;
+  std::string last_stderr_;
 };
 
 }  // namespace devflow

@@ -328,7 +328,8 @@ class Loader {
   }
 
   std::optional<ProviderConfig> Provider(const Entry& p) {
-    static const std::vector<std::string> kKeys = {"builtin", "command", "args", "env", "network"};
+    static const std::vector<std::string> kKeys = {"builtin", "command", "args", "env", "network",
+                                                   "sandbox"};
     std::string item = "providers." + p.key;
     ProviderConfig out;
     out.name = p.key;
@@ -417,6 +418,17 @@ class Loader {
         out.network = *b;
       } else {
         problems_.Add(At(*network), item, "network must be true or false" + Got(network->value));
+      }
+    }
+    if (const Entry* sandbox = FindEntry(entries, "sandbox")) {
+      // `off` is an explicit, reported opt-out of confinement; `on` is the default.
+      const YAML::Node& v = sandbox->value;
+      if (v.IsScalar() && (v.Scalar() == "off" || v.Scalar() == "on")) {
+        out.sandbox_off = v.Scalar() == "off";
+      } else {
+        problems_.Add(At(*sandbox), item,
+                      "sandbox must be on or off (off runs the checker unconfined and names it in "
+                      "every report)" + Got(v));
       }
     }
     if (problems_.size() != before) return std::nullopt;
@@ -580,7 +592,7 @@ class Loader {
   /// provider, prompt, inputs of one agent edge (upstream steps 1b–1d). The edge itself is
   /// filled in by the caller.
   std::optional<AgentEdgeConfig> AgentEdge(const Entry& e, const std::string& item) {
-    static const std::vector<std::string> kKeys = {"provider", "inputs", "prompt"};
+    static const std::vector<std::string> kKeys = {"provider", "inputs", "prompt", "verdictNonce"};
     std::string where = EdgeItem(e.key);
     size_t before = problems_.size();
     if (!e.value.IsMap()) {
@@ -598,6 +610,14 @@ class Loader {
     if (prompt) out.prompt = *prompt;
     if (const Entry* inputs = FindEntry(entries, "inputs")) {
       out.inputs = Kinds(*inputs, item, where + ".inputs");
+    }
+    if (const Entry* nonce = FindEntry(entries, "verdictNonce")) {
+      if (auto v = StrictBool(nonce->value)) {
+        out.verdict_nonce = *v;
+      } else {
+        problems_.Add(At(*nonce), item,
+                      where + ".verdictNonce must be true or false" + Got(nonce->value));
+      }
     }
     if (problems_.size() != before) return std::nullopt;
     return out;

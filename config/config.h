@@ -40,6 +40,9 @@ struct AgentEdgeConfig {
   std::string provider;             // non-blank
   std::vector<std::string> inputs;  // kinds, de-duplicated keeping first occurrence
   std::string prompt;               // non-blank check instruction, verbatim
+  /// `verdictNonce: true` (issue 4): each dispatch carries a fresh random nonce in the prompt,
+  /// and only a verdict block echoing it counts. Default false (upstream's behaviour).
+  bool verdict_nonce = false;
 };
 
 /// `devflow-agent-gate` config.

@@ -141,8 +141,11 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
   }
   Result<Card> committed = store_.CommitTransition(commit);
   if (!committed.ok()) {
+    // Nothing was committed: no check stands, and the card is reported as it now is.
     out.code = committed.status().code();
     out.message = committed.status().message();
+    out.checks.clear();
+    if (Result<Card> now = store_.Read(request.id); now.ok()) out.card = *now;
     return out;
   }
   out.ok = true;

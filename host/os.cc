@@ -2,15 +2,19 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <ctime>
+#include <optional>
 
 namespace devflow {
 namespace {
@@ -46,6 +50,21 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
   return Status::Ok();
 }
 
+Result<std::string> ReadAll(int fd, const std::string& path) {
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return OsError(errno, "read", path);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
 Status SyncDir(const std::string& dir) {
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) return OsError(errno, "open", dir);
@@ -53,25 +72,88 @@ Status SyncDir(const std::string& dir) {
   return Status::Ok();
 }
 
+// True when `rel` is absolute or has a ".." segment (lexical escape from any base).
+bool LeavesLexically(std::string_view rel) {
+  if (rel.empty() || rel[0] == '/') return true;
+  for (size_t i = 0; i <= rel.size();) {
+    size_t j = rel.find('/', i);
+    if (j == std::string_view::npos) j = rel.size();
+    if (rel.substr(i, j - i) == "..") return true;
+    i = j + 1;
+  }
+  return false;
+}
+
+Status Escapes(const std::string& path, const std::string& base, std::string_view how) {
+  return Status::Error("EXDEV", "open " + path + ": " + std::string(how) + " " + base + " (EXDEV)");
+}
+
+// The real path of an open fd (via /proc/self/fd), or nullopt.
+std::optional<std::string> FdPath(int fd) {
+  char buf[4096];
+  std::string link = "/proc/self/fd/" + std::to_string(fd);
+  ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
+  if (n < 0 || static_cast<size_t>(n) >= sizeof buf) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+bool IsBeneath(const std::string& path, const std::string& dir) {
+  if (dir == "/") return path.size() > 1 && path[0] == '/';
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+// Opens `rel` beneath `base` read-only and non-blocking (a FIFO must not hang the gate).
+// Returns the fd, or a Status. openat2 is race-free; the fallback checks the opened fd's real
+// path, so a component swapped for a symlink between realpath and open is still caught.
+Result<int> OpenBeneath(const std::string& base, const std::string& rel) {
+  const std::string path = JoinPath(base, rel);
+  UniqueFd dir(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) return OsError(errno, "open", base);
+  open_how how{};
+  how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  long fd;
+  do {
+    fd = ::syscall(SYS_openat2, dir.get(), rel.c_str(), &how, sizeof how);
+  } while (fd < 0 && (errno == EINTR || errno == EAGAIN));
+  if (fd >= 0) return static_cast<int>(fd);
+  if (errno == EXDEV) return Escapes(path, base, "resolves outside");
+  if (errno != ENOSYS && errno != EPERM) return OsError(errno, "open", path);
+
+  // No openat2 (old kernel, or a seccomp profile that forbids it).
+  char real_base[PATH_MAX];
+  if (!::realpath(base.c_str(), real_base)) return OsError(errno, "open", base);
+  UniqueFd file(::openat(dir.get(), rel.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (file.get() < 0) return OsError(errno, "open", path);
+  std::optional<std::string> real = FdPath(file.get());
+  if (!real || !IsBeneath(*real, real_base)) return Escapes(path, base, "resolves outside");
+  return file.release();
+}
+
 class PosixFileSystem : public FileSystem {
  public:
+  Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel) override {
+    const std::string path = JoinPath(base, rel);
+    if (LeavesLexically(rel)) return Escapes(path, base, "leaves");
+    Result<int> opened = OpenBeneath(base, rel);
+    if (!opened.ok()) return opened.status();
+    UniqueFd fd(*opened);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return OsError(errno, "fstat", path);
+    if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
+    if (!S_ISREG(st.st_mode)) {
+      return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
+    }
+    return ReadAll(fd.get(), path);
+  }
+
   Result<std::string> ReadFile(const std::string& path) override {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return OsError(errno, "open", path);
     struct stat st {};
     if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
-    std::string out;
-    char buf[1 << 16];
-    for (;;) {
-      ssize_t n = ::read(fd.get(), buf, sizeof buf);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return OsError(errno, "read", path);
-      }
-      if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
+    return ReadAll(fd.get(), path);
   }
 
   Status WriteFileAtomic(const std::string& path, std::string_view data) override {
@@ -186,7 +268,7 @@ class RealClock : public Clock {
     std::time_t secs = static_cast<std::time_t>(ms / 1000);
     std::tm tm{};
     ::gmtime_r(&secs, &tm);
-    char buf[40];
+    char buf[64];
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                   static_cast<int>(ms % 1000));
@@ -195,6 +277,35 @@ class RealClock : public Clock {
 };
 
 }  // namespace
+
+Result<std::string> FileSystem::ReadFileBeneath(const std::string& base, const std::string& rel) {
+  return Status::Error("ENOSYS", "open " + JoinPath(base, rel) +
+                                     ": this file system cannot confine a read to " + base +
+                                     " (ENOSYS)");
+}
+
+Result<std::optional<std::string>> SymlinkOnPath(FileSystem& fs, const std::string& base,
+                                                 const std::string& dir) {
+  const std::string top = AbsolutePath(base);
+  const std::string target = AbsolutePath(dir);
+  std::vector<std::string> walk;  // components to lstat, outermost first
+  if (IsBeneath(target, top)) {
+    for (size_t at = target.find('/', top == "/" ? 1 : top.size() + 1);;
+         at = target.find('/', at + 1)) {
+      walk.push_back(target.substr(0, at));
+      if (at == std::string::npos) break;
+    }
+  } else {
+    walk.push_back(target);
+  }
+  for (const std::string& component : walk) {
+    Result<FileKind> kind = fs.Kind(component);
+    if (!kind.ok()) return kind.status();
+    if (*kind == FileKind::kSymlink) return std::optional<std::string>(component);
+    if (*kind == FileKind::kNone) break;
+  }
+  return std::optional<std::string>();
+}
 
 FileSystem& RealFileSystem() {
   static PosixFileSystem fs;

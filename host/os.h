@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,7 +55,28 @@ class FileSystem {
 
   /// lstat-based kind; kNone when the path does not exist. Other errors → Status.
   virtual Result<FileKind> Kind(const std::string& path) = 0;
+
+  /// Reads the regular file `rel` (relative) beneath the directory `base` without ever leaving
+  /// it: every component is resolved inside `base` (openat2 RESOLVE_BENEATH |
+  /// RESOLVE_NO_MAGICLINKS; on a kernel without openat2, realpath of the candidate against
+  /// realpath of `base`, re-checked on the opened fd). A symlink that stays inside is followed;
+  /// one that leads out, at any component (the final file included), fails with code "EXDEV":
+  /// `open <base>/<rel>: resolves outside <base> through a symlink (EXDEV)`; an absolute `rel`
+  /// or a ".." segment fails the same way (`open <base>/<rel>: leaves <base> (EXDEV)`). A FIFO,
+  /// device or directory is refused without blocking (`read <path>: not a regular file
+  /// (EINVAL)`, EISDIR for a directory). Other errors read like ReadFile's (`open <base>/<rel>:
+  /// No such file or directory (ENOENT)`). The default implementation refuses everything (code
+  /// "ENOSYS"), so a FileSystem that does not implement it fails closed.
+  virtual Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel);
 };
+
+/// The first component of `dir` that is a symlink (lstat through `fs.Kind`), checking every
+/// component strictly below `base` down to `dir` when `dir` lies below `base`, else only `dir`
+/// itself (components above the workspace are the deployment's, e.g. a symlinked /tmp).
+/// Components that do not exist yet end the walk (they will be created as real directories).
+/// nullopt when there is none; an lstat error → its Status.
+Result<std::optional<std::string>> SymlinkOnPath(FileSystem& fs, const std::string& base,
+                                                 const std::string& dir);
 
 /// The real POSIX implementation (process-wide singleton, thread-safe).
 FileSystem& RealFileSystem();

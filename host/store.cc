@@ -69,6 +69,28 @@ std::string Padded(int64_t seq) {
 
 }  // namespace
 
+std::optional<std::string> ArtifactPathProblem(const std::string& path) {
+  if (path.empty()) return "artifact record has an empty path";
+  if (path[0] == '/') {
+    return "artifact path " + path + " is absolute; it must stay inside the card directory";
+  }
+  for (size_t i = 0; i <= path.size();) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (path.compare(i, j - i, "..") == 0) {
+      return "artifact path " + path + " leaves the card directory";
+    }
+    i = j + 1;
+  }
+  return std::nullopt;
+}
+
+Result<std::string> ReadArtifact(FileSystem& fs, const std::string& card_dir,
+                                 const std::string& path) {
+  if (auto problem = ArtifactPathProblem(path)) return Status::Error("EACCES", *problem);
+  return fs.ReadFileBeneath(card_dir, path);
+}
+
 const ArtifactRecord* Card::NewestOfKind(const std::string& kind) const {
   for (auto it = artifact_records.rbegin(); it != artifact_records.rend(); ++it) {
     if (it->kind && *it->kind == kind) return &*it;

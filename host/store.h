@@ -18,6 +18,20 @@
 
 namespace devflow {
 
+/// Why an artifact record's path (relative to the card directory, from the journal, which an
+/// agent may write) cannot name a file inside the card directory, or nullopt when it can:
+/// `artifact record has an empty path`, `artifact path <p> is absolute; it must stay inside
+/// the card directory`, `artifact path <p> leaves the card directory` (a ".." segment).
+/// Lexical only: a symlink leading out is refused by FileSystem::ReadFileBeneath.
+std::optional<std::string> ArtifactPathProblem(const std::string& path);
+
+/// Reads an artifact's content through `fs` as an untrusted record must be read: the path
+/// must pass ArtifactPathProblem (else code "EACCES" with its message), and the read goes
+/// through FileSystem::ReadFileBeneath(card_dir, path), so no component may lead out of the
+/// card directory by a symlink.
+Result<std::string> ReadArtifact(FileSystem& fs, const std::string& card_dir,
+                                 const std::string& path);
+
 /// A card as read (DevCard, reference §1.3). Stage and revision come from the journal fold,
 /// never from card.md.
 struct Card {

@@ -1,6 +1,9 @@
 #include "plugin/agent_gate.h"
 
+#include <sys/random.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <optional>
 #include <vector>
 
@@ -15,19 +18,40 @@ namespace {
 const Actor kParkActor{"command", std::string("devflow-agent-gate"), std::nullopt};
 const char kPrefix[] = "devflow-agent-gate: ";
 
-// An artifact record's path must stay inside the card directory: no absolute path and no ".."
-// segment (a journal is agent-writable data, never a way to read other files).
-std::optional<std::string> ArtifactPathProblem(const std::string& path) {
-  if (path.empty()) return "artifact record has an empty path";
-  if (path[0] == '/') return "artifact path " + path + " is absolute; it must stay inside the card directory";
-  size_t i = 0;
-  while (i <= path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (path.compare(i, j - i, "..") == 0) {
-      return "artifact path " + path + " leaves the card directory";
+// What Explain shows where a dispatch would put its fresh nonce.
+const char kNoncePlaceholder[] = "<a fresh random nonce per dispatch>";
+
+// 16 bytes from getrandom(2) as 32 lowercase hex digits (verdictNonce, issue 4).
+Result<std::string> FreshNonce() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return OsError(errno, "getrandom", "16 bytes");
     }
-    i = j + 1;
+    got += static_cast<size_t>(n);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 0xf];
+  }
+  return out;
+}
+
+// Without a nonce: the last block that decodes (reference §4.7). With one: the last block that
+// decodes AND carries it, so a verdict that was in the prompt before the nonce existed (an
+// artifact's own fenced "allow", echoed back) is never the verdict.
+std::optional<Verdict> ParseVerdict(std::string_view reply,
+                                    const std::optional<std::string>& nonce) {
+  if (!nonce) return ParseLastVerdict(reply);
+  std::vector<std::string_view> blocks = FencedBlocks(reply);
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    std::optional<Verdict> verdict = DecodeVerdictBlock(*it);
+    if (verdict && verdict->nonce == *nonce) return verdict;
   }
   return std::nullopt;
 }
@@ -44,10 +68,8 @@ Result<Collected> CollectInputs(const Card& card, const AgentEdgeConfig& edge, F
   for (const std::string& kind : edge.inputs) {
     const ArtifactRecord* record = card.NewestOfKind(kind);
     if (!record) continue;
-    if (auto problem = ArtifactPathProblem(record->path)) {
-      return Status::Error("EACCES", *problem);
-    }
-    Result<std::string> content = fs.ReadFile(JoinPath(card.dir, record->path));
+    // The journal is agent-writable: `..`, absolute paths and symlinks out are unreadable.
+    Result<std::string> content = ReadArtifact(fs, card.dir, record->path);
     if (!content.ok()) return content.status();
     out.inputs.push_back(PromptInput{kind, record->rev, std::move(*content)});
     out.labels.push_back(kind + ":" + std::to_string(record->rev));
@@ -55,7 +77,8 @@ Result<Collected> CollectInputs(const Card& card, const AgentEdgeConfig& edge, F
   return out;
 }
 
-PromptParts MakePrompt(const Card& card, const AgentEdgeConfig& edge, Collected& collected) {
+PromptParts MakePrompt(const Card& card, const AgentEdgeConfig& edge, Collected& collected,
+                       std::optional<std::string> nonce) {
   PromptParts parts;
   parts.instruction = edge.prompt;
   parts.card_id = card.id;
@@ -63,6 +86,7 @@ PromptParts MakePrompt(const Card& card, const AgentEdgeConfig& edge, Collected&
   parts.title = card.title;
   parts.body = card.body;
   parts.inputs = collected.inputs;
+  parts.nonce = std::move(nonce);
   return parts;
 }
 
@@ -105,21 +129,31 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
 
   Result<Card> card = read_card_(attempt.root, attempt.id);
   if (!card.ok()) return fail_closed("the card cannot be read: " + card.status().message());
+  // The id names the report file: whatever the reader returned, it must not leave the dir.
+  if (!IsValidCardId(card->id)) {
+    return fail_closed("the card cannot be read: card id \"" + card->id +
+                       "\" is not a valid card id (<digits>-<slug>)");
+  }
 
   Result<Collected> collected = CollectInputs(*card, *configured, fs_);
   if (!collected.ok()) {
     return fail_closed("a required input cannot be read: " + collected.status().message());
   }
 
+  CollectedWarnings dropped;
+  Warnings& warnings = context.warnings ? *context.warnings : dropped;
   const std::string cache_dir = CacheDir(attempt.root);
   std::optional<VerdictCache> cache;
+  // The nonce is not part of the key: the instruction is (its SHA-256), and a cached verdict
+  // was nonce-checked when the checker gave it.
   VerdictCacheKey key = VerdictCacheKey::Compute(edge_name, attempt.root, card->id,
                                                  collected->labels, configured->prompt);
   if (!cache_dir.empty()) {
     cache.emplace(cache_dir, fs_);
-    Warnings* sink = context.warnings;
-    CollectedWarnings dropped;
-    if (auto hit = cache->Lookup(key, sink ? *sink : static_cast<Warnings&>(dropped))) {
+    if (!cache->CheckDir(Workspace(attempt.root), warnings)) cache.reset();
+  }
+  if (cache) {
+    if (auto hit = cache->Lookup(key, warnings)) {
       if (!hit->allow) {
         return Decision::Veto("agent check vetoed " + edge_name + " (cached): " + hit->summary +
                               "; full report: " + hit->report_path.value_or(""));
@@ -128,23 +162,31 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     }
   }
 
+  std::optional<std::string> nonce;
+  if (configured->verdict_nonce) {
+    Result<std::string> fresh = FreshNonce();
+    if (!fresh.ok()) {
+      return fail_closed("the verdict nonce could not be drawn: " + fresh.status().message());
+    }
+    nonce = std::move(*fresh);
+  }
+
   CheckRequest request;
   request.provider = configured->provider;
-  request.prompt = AssemblePrompt(MakePrompt(*card, *configured, *collected));
+  request.prompt = AssemblePrompt(MakePrompt(*card, *configured, *collected, nonce));
   request.timeout_ms = config_.check_timeout_ms;
   request.max_reply_bytes = config_.max_reply_bytes;
   request.card_id = card->id;
   request.edge = edge_name;
   request.root = attempt.root;
   request.workspace = Workspace(attempt.root);
+  request.inputs_manifest = InputManifest(collected->inputs);
   Result<CheckReply> reply = checker_.Dispatch(request);
   if (!reply.ok()) return fail_closed(reply.status().message());
 
-  std::optional<Verdict> verdict = ParseLastVerdict(reply->text);
+  std::optional<Verdict> verdict = ParseVerdict(reply->text, nonce);
   if (!verdict) return fail_closed("the checker replied without a parsable verdict block");
 
-  CollectedWarnings dropped;
-  Warnings& warnings = context.warnings ? *context.warnings : dropped;
   if (verdict->allow) {
     // Cached before delegating, so it is cached even if a later policy vetoes (reference §4.3).
     if (cache && !context.dry_run) {
@@ -162,13 +204,15 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   facts.at = attempt.at;
   facts.summary = verdict->summary;
   facts.findings = verdict->findings;
+  facts.sandbox = reply->sandbox;
   const std::string dir = ReportDir(attempt.root);
-  const std::string path = VetoReportPath(dir, card->id, std::string(LocationName(edge.from)),
-                                          std::string(LocationName(edge.to)),
-                                          attempt.expected_revision);
+  const std::string path =
+      VetoReportPath(dir, card->id, std::string(LocationName(edge.from)),
+                     std::string(LocationName(edge.to)), attempt.expected_revision);
   AttemptContext::Report report{path, RenderVetoReport(facts), false};
   if (!context.dry_run) {
-    Status made = fs_.CreateDirs(dir);
+    Status made = CheckReportDir(fs_, Workspace(attempt.root), dir);
+    if (made.ok()) made = fs_.CreateDirs(dir);
     if (made.ok()) made = fs_.WriteFileAtomic(path, report.text);
     if (!made.ok()) {
       return fail_closed("the veto report could not be written: " + made.message());
@@ -186,15 +230,16 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
 std::string AgentGate::Explain(const Attempt& attempt) {
   const Edge edge = attempt.edge();
   const AgentEdgeConfig* configured = config_.Find(edge);
-  if (!configured) return "edge " + edge.Name() + " is not configured: delegates to the next policy";
+  if (!configured)
+    return "edge " + edge.Name() + " is not configured: delegates to the next policy";
   std::string out = "edge " + edge.Name() + " is configured: provider \"" + configured->provider +
                     "\", checkTimeoutMs " + std::to_string(config_.check_timeout_ms) + "\n";
   Result<Card> card = read_card_(attempt.root, attempt.id);
   if (!card.ok()) return out + "the card cannot be read: " + card.status().message();
   Result<Collected> collected = CollectInputs(*card, *configured, fs_);
   if (!collected.ok()) {
-    return out + "would fail closed: a required input cannot be read: " +
-           collected.status().message();
+    return out +
+           "would fail closed: a required input cannot be read: " + collected.status().message();
   }
   std::string labels;
   for (const auto& l : collected->labels) labels += (labels.empty() ? "" : ", ") + l;
@@ -213,7 +258,8 @@ std::string AgentGate::Explain(const Attempt& attempt) {
     VerdictCache cache(cache_dir, fs_);
     out += "cache file: " + cache.PathFor(key) + "\n";
     CollectedWarnings warnings;
-    auto hit = cache.Lookup(key, warnings);
+    std::optional<VerdictCacheRecord> hit;
+    if (cache.CheckDir(Workspace(attempt.root), warnings)) hit = cache.Lookup(key, warnings);
     for (const auto& w : warnings.lines) out += "warning: " + w + "\n";
     if (hit) {
       out += std::string("cached verdict: ") + (hit->allow ? "allow" : "veto") + ": " +
@@ -222,11 +268,12 @@ std::string AgentGate::Explain(const Attempt& attempt) {
       out += "cached verdict: none (the checker would be dispatched)\n";
     }
   }
-  out += "prompt that would be sent (" +
-         std::to_string(AssemblePrompt(MakePrompt(*card, *configured, *collected)).size()) +
-         " bytes):\n";
-  out += "----- prompt begin -----\n" + AssemblePrompt(MakePrompt(*card, *configured, *collected)) +
-         "\n----- prompt end -----";
+  std::optional<std::string> nonce;
+  if (configured->verdict_nonce) nonce = kNoncePlaceholder;
+  const std::string prompt = AssemblePrompt(MakePrompt(*card, *configured, *collected, nonce));
+  out += "prompt that would be sent (" + std::to_string(prompt.size()) + " bytes" +
+         (nonce ? ", with a fresh nonce in place of the placeholder" : "") + "):\n";
+  out += "----- prompt begin -----\n" + prompt + "\n----- prompt end -----";
   return out;
 }
 

@@ -57,7 +57,8 @@ std::vector<std::string> ArtifactGate::Inspect(const ArtifactKindConfig& kind,
   }
   if (!kind.frontmatter.empty()) {
     if (!has_block) {
-      defects.push_back(label + ": has no front matter block (a first line \"---\" and a closing \"---\")");
+      defects.push_back(label +
+                        ": has no front matter block (a first line \"---\" and a closing \"---\")");
     } else {
       try {
         YAML::Node node = YAML::Load(front);
@@ -116,14 +117,17 @@ Result<std::vector<std::string>> ArtifactGate::Defects(const Attempt& attempt,
       defects.push_back(kind + ": no artifact of this kind is registered on card " + card->id);
       continue;
     }
-    Result<std::string> content = fs_.ReadFile(JoinPath(card->dir, record->path));
+    // The journal is agent-writable: `..`, absolute paths and symlinks out are unreadable.
+    Result<std::string> content = ReadArtifact(fs_, card->dir, record->path);
     if (!content.ok()) {
-      defects.push_back(kind + ": " + record->path + " cannot be read: " + content.status().message());
+      defects.push_back(kind + ": " + record->path +
+                        " cannot be read: " + content.status().message());
       continue;
     }
     const ArtifactKindConfig* shape = config_.FindKind(kind);
     if (!shape) continue;
-    for (auto& d : Inspect(*shape, *content, kind + " (" + record->path + ")")) defects.push_back(d);
+    for (auto& d : Inspect(*shape, *content, kind + " (" + record->path + ")"))
+      defects.push_back(d);
   }
   return defects;
 }

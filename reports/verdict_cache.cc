@@ -124,6 +124,22 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
   return record;
 }
 
+bool VerdictCache::CheckDir(const std::string& workspace, Warnings& warnings) const {
+  Result<std::optional<std::string>> link = SymlinkOnPath(fs_, workspace, dir_);
+  if (!link.ok()) {
+    warnings.Warn("devflow-agent-gate: could not check the verdict cache directory " + dir_ + ": " +
+                  link.status().message() + "; not caching this attempt");
+    return false;
+  }
+  if (*link) {
+    warnings.Warn("devflow-agent-gate: the verdict cache directory " + **link +
+                  " is a symlink; point verdictCacheDir at a real directory; not caching this "
+                  "attempt");
+    return false;
+  }
+  return true;
+}
+
 bool VerdictCache::Store(const VerdictCacheRecord& record, Warnings& warnings) const {
   const std::string file = PathFor(record.key);
   Status status = fs_.CreateDirs(dir_);

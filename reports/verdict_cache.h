@@ -55,6 +55,14 @@ class VerdictCache {
   /// its stored order) ≠ computed key → silent miss.
   std::optional<VerdictCacheRecord> Lookup(const VerdictCacheKey& key, Warnings& warnings) const;
 
+  /// Refuses a cache directory that is, or passes through, a symlink (SymlinkOnPath below
+  /// `workspace`, host/os.h), so cache records are never read from or written to wherever a
+  /// link points. Refused → warning `devflow-agent-gate: the verdict cache directory
+  /// <component> is a symlink; point verdictCacheDir at a real directory; not caching this
+  /// attempt` (an lstat error: `devflow-agent-gate: could not check the verdict cache
+  /// directory <dir>: <error>; not caching this attempt`) and false. True: usable.
+  bool CheckDir(const std::string& workspace, Warnings& warnings) const;
+
   /// mkdir -p + durable atomic write. Failure → warning `devflow-agent-gate: could not cache
   /// the <allow|veto> verdict at <file>: <error>`; returns false.
   bool Store(const VerdictCacheRecord& record, Warnings& warnings) const;

@@ -9,6 +9,15 @@ std::string VetoReportPath(const std::string& dir, const std::string& card_id,
   return JoinPath(dir, card_id + "-" + from + "-" + to + "-r" + std::to_string(revision) + ".md");
 }
 
+Status CheckReportDir(FileSystem& fs, const std::string& workspace, const std::string& dir) {
+  Result<std::optional<std::string>> link = SymlinkOnPath(fs, workspace, dir);
+  if (!link.ok()) return link.status();
+  if (*link) {
+    return Status::Error("symlink", **link + " is a symlink; point reportDir at a real directory");
+  }
+  return Status::Ok();
+}
+
 std::string RenderVetoReport(const VetoReportFacts& facts) {
   std::string inputs;
   for (const auto& input : facts.checked_inputs) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "host/os.h"
+
 namespace devflow {
 
 struct VetoReportFacts {
@@ -22,6 +24,13 @@ struct VetoReportFacts {
 /// `<dir>/<card>-<from>-<to>-r<revision>.md`, e.g. `0002-b-designing-ready-r4.md`.
 std::string VetoReportPath(const std::string& dir, const std::string& card_id,
                            const std::string& from, const std::string& to, int64_t revision);
+
+/// Refuses a report directory that is, or passes through, a symlink (issue 4: a report is
+/// never written wherever a link points): the first symlinked component of `dir` below
+/// `workspace`, or `dir` itself (SymlinkOnPath, host/os.h) → code "symlink", message
+/// `<component> is a symlink; point reportDir at a real directory`. An lstat error → its
+/// Status. Ok when nothing of it is a symlink (missing components are fine).
+Status CheckReportDir(FileSystem& fs, const std::string& workspace, const std::string& dir);
 
 /// The report text, ending with a newline:
 ///   # Agent check veto: card <id>, edge <edge>

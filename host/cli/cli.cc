@@ -15,9 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "checker/ground_command.h"
 #include "checker/grounding_checker.h"
 #include "checker/subprocess.h"
 #include "config/config.h"
+#include "host/cleanup.h"
 #include "host/decision_ledger.h"
 #include "host/executor.h"
 #include "host/os.h"
@@ -25,6 +27,8 @@
 #include "host/warnings.h"
 #include "plugin/agent_gate.h"
 #include "plugin/artifact_gate.h"
+#include "plugin/grounding_gate.h"
+#include "reports/audit.h"
 
 namespace devflow {
 namespace {
@@ -170,11 +174,12 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const Globals& g, const char*
           std::make_unique<AgentGate>(*plugin.agent, reader, *d->checker, RealFileSystem()));
     } else if (plugin.artifact) {
       d->owned.push_back(std::make_unique<ArtifactGate>(*plugin.artifact, reader, RealFileSystem()));
+    } else if (plugin.grounding) {
+      d->owned.push_back(
+          std::make_unique<GroundingGate>(*plugin.grounding, reader, RealFileSystem()));
     } else {
       return Status::Error("config", d->config.file + ":" + std::to_string(plugin.line) +
-                                         ": plugin " + plugin.id +
-                                         " is not available in this build yet; remove it from "
-                                         "plugins:");
+                                         ": plugin " + plugin.id + " has no configuration");
     }
     d->policies.push_back(d->owned.back().get());
   }
@@ -366,6 +371,22 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   req.dry_run = a.dry_run;
   if (a.explain) return MoveExplain(**d, req, a.json);
 
+  // Temp files of writers that died mid-write are removed before anything reads these dirs
+  // (they are never read as records anyway: their names never match one).
+  std::vector<std::string> swept = {(*d)->store->CardDir(req.id),
+                                    JoinPath((*d)->store->CardDir(req.id), "artifacts")};
+  for (const auto& policy : (*d)->owned) {
+    if (auto* gate = dynamic_cast<AgentGate*>(policy.get())) {
+      swept.push_back(gate->ReportDir((*d)->root));
+      if (!gate->CacheDir((*d)->root).empty()) swept.push_back(gate->CacheDir((*d)->root));
+    }
+  }
+  if (!req.dry_run && IsValidCardId(req.id)) {
+    for (const auto& problem : RemoveStaleTemps(RealFileSystem(), swept).errors) {
+      StderrWarnings().Warn("devflow-gate: could not remove a stale temporary file: " + problem);
+    }
+  }
+
   Executor executor(*(*d)->store, (*d)->policies, SystemClock(), StderrWarnings());
   MoveOutcome out = executor.Move(req);
   if (!req.dry_run && out.code != "not-found") {
@@ -402,6 +423,7 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
     std::cout << Dump(j) << "\n";
     return exit;
   }
+  if (exit == kExitUsage) return Fail(out.message, exit);
   std::cout << out.message << "\n";
   if (out.ok) {
     for (const auto& c : out.checks) {
@@ -461,7 +483,10 @@ int ConfigCheck(const Globals& g, bool json) {
     ojson providers = ojson::array();
     for (const auto& p : config->providers) providers.push_back(p.name);
     j["providers"] = providers;
-    j["sandbox"] = "none";
+    SubprocessChecker checker(config->providers, SelfPath("devflow-gate"));
+    ojson sandbox = ojson::object();
+    for (const auto& p : config->providers) sandbox[p.name] = checker.SandboxLevel(p);
+    j["sandbox"] = sandbox;
     j["warnings"] = warnings;
     std::cout << Dump(j) << "\n";
     return kExitOk;
@@ -470,10 +495,14 @@ int ConfigCheck(const Globals& g, bool json) {
   std::cout << "  waterfall:";
   for (const auto& p : config->plugins) std::cout << " " << p.id;
   std::cout << (config->plugins.empty() ? " (empty: every move is admitted)" : "") << "\n";
-  std::cout << "  providers:";
-  for (const auto& p : config->providers) std::cout << " " << p.name;
-  std::cout << "\n  sandbox: none (checkers run with a minimal environment, own process group, "
-               "no inherited fds)\n";
+  SubprocessChecker checker(config->providers, SelfPath("devflow-gate"));
+  std::cout << "  providers:" << (config->providers.empty() ? " none" : "") << "\n";
+  for (const auto& p : config->providers) {
+    std::cout << "    " << p.name << ": "
+              << (p.builtin ? "builtin " + *p.builtin : "command " + p.command.front())
+              << ", sandbox " << checker.SandboxLevel(p) << (p.network ? ", network" : "")
+              << "\n";
+  }
   for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
   return kExitOk;
 }
@@ -482,10 +511,15 @@ int ConfigCheck(const Globals& g, bool json) {
 
 int RunCli(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a checker that exits early must not kill the host
-  // Built-in checkers take their own arguments verbatim (they run as the checker subprocess).
+  // Built-in checkers and `ground` take their own arguments verbatim (release_gate.py's
+  // flags; the checker runs as a subprocess).
   if (argc >= 3 && std::string(argv[1]) == "checker" && std::string(argv[2]) == "grounding") {
     std::vector<std::string> args(argv + 3, argv + argc);
     return RunGroundingChecker(args, std::cin, std::cout, std::cerr);
+  }
+  if (argc >= 2 && std::string(argv[1]) == "ground") {
+    std::vector<std::string> args(argv + 2, argv + argc);
+    return RunGroundCommand(args, std::cout, std::cerr);
   }
   CLI::App app{
       "devflow-gate: an admission plugin host for devflow card transitions.\n"
@@ -567,6 +601,53 @@ int RunCli(int argc, char** argv) {
   grounding->callback([&] {
     rc = RunGroundingChecker(grounding->remaining(), std::cin, std::cout, std::cerr);
   });
+
+  // Operator commands: their own argument parsing, read-only except `cache prune`.
+  std::vector<std::string> operator_args;
+  auto add_operator = [&](const char* name, const char* help, auto run) {
+    auto* sub = app.add_subcommand(name, help);
+    sub->prefix_command();
+    sub->allow_extras();
+    sub->set_help_flag();
+    sub->callback([&, sub, run] {
+      std::string root = ResolveRoot(g);
+      std::string file = ResolveConfig(g, root);
+      GateConfig loaded;
+      Result<FileKind> kind = RealFileSystem().Kind(file);
+      if (kind.ok() && *kind != FileKind::kNone) {
+        Result<GateConfig> config = LoadConfigFile(file);
+        if (!config.ok()) {
+          rc = PrintConfigProblem(config.status());
+          return;
+        }
+        loaded = *config;
+      }
+      OperatorContext ctx{root, loaded, RealFileSystem(), RealHostProbe()};
+      rc = run(sub->remaining(), ctx, std::cout, std::cerr);
+    });
+  };
+  add_operator("audit", "health report of the root: journals, locks, parked cards, cache, ledger",
+               RunAuditCommand);
+  add_operator("reports", "veto reports: list | show PATH|NAME", RunReportsCommand);
+  add_operator("cache", "verdict cache: list | verify | prune [--dry-run]", RunCacheCommand);
+  app.add_subcommand("ground",
+                     "release_gate.py drop-in: --claim F --evidence F… (see docs/grounding.md)")
+      ->allow_extras();
+
+  // CLI11 reports an unknown first word as "A subcommand is required"; name it instead.
+  if (argc >= 2 && argv[1][0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+    }
+    if (!known) {
+      std::cerr << "devflow-gate: unknown command \"" << argv[1]
+                << "\"; commands: card, artifact, move, config, ground, checker, audit, reports, "
+                   "cache\n"
+                << "run 'devflow-gate --help' (or '<command> --help') for usage\n";
+      return kExitUsage;
+    }
+  }
 
   try {
     app.parse(argc, argv);

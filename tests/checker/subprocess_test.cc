@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 
+#include "checker/checker_support.h"
 #include "support/support.h"
 
 namespace devflow {
@@ -59,22 +60,12 @@ SubprocessOptions FastOptions(const std::string& scratch_parent = "") {
   SubprocessOptions o;
   o.term_grace_ms = 200;
   o.scratch_parent = scratch_parent;
+  o.bwrap = test::TestBwrap();
   return o;
 }
 
 double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// True when `pid` exists and is not a zombie.
-bool Running(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  if (text.empty()) return false;
-  size_t paren = text.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
-  char state = text[paren + 2];
-  return state != 'Z' && state != 'X';
 }
 
 // Pids of running processes whose process group is `pgid`.
@@ -98,14 +89,6 @@ std::vector<pid_t> RunningMembers(pid_t pgid) {
   }
   ::closedir(dir);
   return members;
-}
-
-std::vector<pid_t> ReadPids(const std::string& file) {
-  std::vector<pid_t> pids;
-  std::istringstream in(test::Slurp(file).value_or(""));
-  long pid = 0;
-  while (in >> pid) pids.push_back(static_cast<pid_t>(pid));
-  return pids;
 }
 
 std::string Canonical(const std::string& path) {
@@ -173,7 +156,7 @@ TEST_CASE(
   for (auto& [name, value] : probe["env"].items()) names.insert(name);
   INFO("checker environment: ", probe["env"].dump());
   CHECK(names == std::set<std::string>{"DEVFLOW_GATE_CARD", "DEVFLOW_GATE_EDGE",
-                                       "DEVFLOW_GATE_ROOT", "DG_PASS", "HOME", "LANG", "PATH",
+                                       "DEVFLOW_GATE_INPUTS", "DEVFLOW_GATE_ROOT", "DG_PASS", "HOME", "LANG", "PATH",
                                        "TMPDIR"});
   std::map<std::string, std::string> env = probe["env"];
   CHECK(env["DG_PASS"] == "passed-through");
@@ -301,13 +284,11 @@ TEST_CASE("a hanging checker times out at the deadline and nothing of its group 
 
 TEST_CASE("a timeout sends SIGTERM first and stays a timeout even if the checker then exits 0") {
   TempDir ws;
-  std::string marker = ws / "marker";
-  SubprocessChecker checker({Command("term", {Fixture("term_aware.sh"), marker})}, "",
-                            FastOptions());
+  SubprocessChecker checker({Command("term", {Fixture("term_aware.sh")})}, "", FastOptions());
   auto reply = checker.Dispatch(Request("term", ws.path(), "x", 300));
   REQUIRE_FALSE(reply.ok());
   CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (300ms)");
-  CHECK(test::Slurp(marker).value_or("") == "term\n");
+  CHECK(checker.last_stderr() == "term\n");  // the checker's own TERM trap ran
   CHECK(RunningMembers(checker.last_pgid()).empty());
 }
 
@@ -327,18 +308,16 @@ TEST_CASE("a checker that ignores SIGTERM is killed once the term grace has pass
 
 TEST_CASE("a grandchild holding stdout open does not outlive a checker that exits 0") {
   TempDir ws;
-  std::string pids = ws / "pids";
-  SubprocessChecker checker({Command("gc", {Fixture("grandchild_exit0.sh"), pids})}, "",
-                            FastOptions());
+  SubprocessChecker checker({Command("gc", {Fixture("grandchild_exit0.sh")})}, "", FastOptions());
+  CheckRequest request = Request("gc", ws.path(), "x", 10000);
+  request.card_id = test::UniqueCard();
   auto t0 = Clock::now();
-  auto reply = checker.Dispatch(Request("gc", ws.path(), "x", 10000));
+  auto reply = checker.Dispatch(request);
   double took = SecondsSince(t0);
   REQUIRE_MESSAGE(reply.ok(), reply.status().message());
   CHECK(reply->text == "no verdict here\n");
   CHECK(took < 2.0);  // well inside the 10 s deadline: the group is killed once the child exits
-  std::vector<pid_t> recorded = ReadPids(pids);
-  REQUIRE(recorded.size() == 2);
-  for (pid_t pid : recorded) CHECK_MESSAGE(!Running(pid), "pid " << pid << " still runs");
+  CHECK(test::SurvivorsOfCard(request.card_id).empty());
   CHECK(RunningMembers(checker.last_pgid()).empty());
 }
 
@@ -346,18 +325,16 @@ TEST_CASE(
     "a hanging checker with a grandchild that ignores SIGTERM ends by the timeout and "
     "leaves nothing running") {
   TempDir ws;
-  std::string pids = ws / "pids";
-  SubprocessChecker checker({Command("gc", {Fixture("grandchild_hang.sh"), pids})}, "",
-                            FastOptions());
+  SubprocessChecker checker({Command("gc", {Fixture("grandchild_hang.sh")})}, "", FastOptions());
+  CheckRequest request = Request("gc", ws.path(), "x", 300);
+  request.card_id = test::UniqueCard();
   auto t0 = Clock::now();
-  auto reply = checker.Dispatch(Request("gc", ws.path(), "x", 300));
+  auto reply = checker.Dispatch(request);
   double took = SecondsSince(t0);
   REQUIRE_FALSE(reply.ok());
   CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (300ms)");
   CHECK(took < 3.0);
-  std::vector<pid_t> recorded = ReadPids(pids);
-  REQUIRE(recorded.size() == 2);
-  for (pid_t pid : recorded) CHECK_MESSAGE(!Running(pid), "pid " << pid << " still runs");
+  CHECK(test::SurvivorsOfCard(request.card_id).empty());
   CHECK(RunningMembers(checker.last_pgid()).empty());
   errno = 0;
   CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);  // no zombie child of ours is left
@@ -382,22 +359,27 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a grandchild that escapes the group with setsid delays the reply by the EOF grace only") {
+    "a grandchild that escapes the group with setsid delays the reply by the EOF grace at most") {
   TempDir ws;
-  std::string pids = ws / "pids";
   SubprocessOptions options = FastOptions();
   options.eof_grace_ms = 200;
-  SubprocessChecker checker({Command("esc", {Fixture("setsid_escape.sh"), pids})}, "", options);
+  SubprocessChecker checker({Command("esc", {Fixture("setsid_escape.sh")})}, "", options);
+  CheckRequest request = Request("esc", ws.path(), "x", 10000);
+  request.card_id = test::UniqueCard();
   auto t0 = Clock::now();
-  auto reply = checker.Dispatch(Request("esc", ws.path(), "x", 10000));
+  auto reply = checker.Dispatch(request);
   double took = SecondsSince(t0);
-  std::vector<pid_t> escaper = ReadPids(pids);
-  for (pid_t pid : escaper) ::kill(pid, SIGKILL);  // out of our reach by design (cpp-notes §1.5)
+  std::vector<pid_t> left = test::SurvivorsOfCard(request.card_id);
+  test::KillProcessesOfCard(request.card_id);
   REQUIRE_MESSAGE(reply.ok(), reply.status().message());
   CHECK(reply->text == "reply before the escape\n");
-  CHECK(took >= 0.2);
   CHECK(took < 2.0);
-  REQUIRE(escaper.size() == 1);
+  if (reply->sandbox == "bwrap") {
+    CHECK(left.empty());  // its PID namespace died with the checker: nothing held stdout
+  } else {
+    CHECK(took >= 0.2);       // the escaper held stdout: the full EOF grace was waited
+    CHECK(left.size() == 1);  // out of reach without a PID namespace (cpp-notes §1.5 item 4)
+  }
 }
 
 TEST_CASE("a reply of exactly the cap is accepted") {

@@ -215,11 +215,12 @@ TEST_CASE("agent config rejects a misspelt key, suggesting the right one") {
         "verdictCacheDir, checkTimeoutMs, maxReplyBytes");
 }
 
-TEST_CASE("agent config rejects verdictNonce on an edge until it is implemented") {
+TEST_CASE("agent config lists verdictNonce among the keys an edge allows") {
   CHECK(ProblemsOf(OneEdge("          provider: p\n          prompt: q\n"
-                           "          verdictNonce: true\n")) ==
-        "devflow-gate.yaml:8:11: plugins[0](devflow-agent-gate): unknown key \"verdictNonce\" "
-        "in edges[\"designing->ready\"]; allowed here: provider, inputs, prompt");
+                           "          verdictNonse: true\n")) ==
+        "devflow-gate.yaml:8:11: plugins[0](devflow-agent-gate): unknown key \"verdictNonse\" "
+        "in edges[\"designing->ready\"] (did you mean \"verdictNonce\"?); allowed here: provider, "
+        "inputs, prompt, verdictNonce");
 }
 
 TEST_CASE("agent config rejects a duplicate edge and a duplicate field") {

@@ -49,7 +49,7 @@ TEST_CASE("the JSON Schema parses and closes each object over the keys the loade
   REQUIRE_FALSE(schema.is_discarded());
   const auto& defs = schema.at("$defs");
   CHECK(Keys(defs.at("provider").at("properties")) ==
-        std::set<std::string>{"builtin", "args", "command", "env", "network"});
+        std::set<std::string>{"builtin", "args", "command", "env", "network", "sandbox"});
   CHECK(Keys(defs.at("agentGate").at("properties")) ==
         std::set<std::string>{"edges", "reportDir", "verdictCacheDir", "checkTimeoutMs",
                               "maxReplyBytes"});
@@ -57,7 +57,8 @@ TEST_CASE("the JSON Schema parses and closes each object over the keys the loade
                  .at("properties")
                  .at("edges")
                  .at("additionalProperties")
-                 .at("properties")) == std::set<std::string>{"provider", "inputs", "prompt"});
+                 .at("properties")) ==
+        std::set<std::string>{"provider", "inputs", "prompt", "verdictNonce"});
   CHECK(Keys(defs.at("artifactGate").at("properties")) == std::set<std::string>{"kinds", "edges"});
   CHECK(Keys(defs.at("groundingGate").at("properties")) ==
         std::set<std::string>{"ledger", "edges"});

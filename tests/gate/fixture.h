@@ -92,7 +92,7 @@ class ScriptedChecker : public CheckerDispatch {
     answers.pop_front();
     if (answer.action) answer.action();
     if (answer.fault) return Status::Error("fault", answer.text);
-    return CheckReply{answer.text};
+    return CheckReply{answer.text, ""};
   }
 
   std::deque<Answer> answers;

@@ -171,8 +171,9 @@ TEST_CASE("bad usage exits 2 with a message on stderr and nothing on stdout") {
   CHECK(unknown_kind.out.empty());
   CHECK(unknown_kind.err ==
         "devflow-gate checker grounding: unknown token kind \"email\"; use date, url, ref, hash, "
-        "path or number; usage: devflow-gate checker grounding [--claim-kind KIND] [--kinds "
-        "date,url,ref,hash,...]\n");
+        "path, number or date-text; usage: devflow-gate checker grounding [--claim-kind KIND] "
+        "[--kinds "
+        "date,url,ref,hash,...] [--require RE]... [--compat]\n");
 
   const Run unknown_option = RunChecker({"--claim", "design"}, prompt);
   CHECK(unknown_option.code == 2);

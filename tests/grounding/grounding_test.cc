@@ -237,7 +237,7 @@ TEST_CASE("ParseTokenKinds accepts known kinds and names an unknown one") {
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().code() == "usage");
   CHECK(bad.status().message() ==
-        "unknown token kind \"email\"; use date, url, ref, hash, path or number");
+        "unknown token kind \"email\"; use date, url, ref, hash, path, number or date-text");
   CHECK_FALSE(ParseTokenKinds(" , ").ok());
 }
 

@@ -119,6 +119,11 @@ Result<FileKind> FaultyFileSystem::Kind(const std::string& p) {
   if (auto s = Check("kind", p)) return *s;
   return base_.Kind(p);
 }
+Result<std::string> FaultyFileSystem::ReadFileBeneath(const std::string& base,
+                                                      const std::string& rel) {
+  if (auto s = Check("read", JoinPath(base, rel))) return *s;
+  return base_.ReadFileBeneath(base, rel);
+}
 
 RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
                      const std::map<std::string, std::string>& env,

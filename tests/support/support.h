@@ -70,6 +70,8 @@ class FaultyFileSystem : public FileSystem {
   Status RemoveFile(const std::string& path) override;
   Result<std::vector<std::string>> ListDir(const std::string& path) override;
   Result<FileKind> Kind(const std::string& path) override;
+  /// Rules for "read" apply here too, to the joined path `<base>/<rel>`.
+  Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel) override;
 
  private:
   struct Rule {

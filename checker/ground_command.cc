@@ -1,0 +1,363 @@
+// `devflow-gate ground`: release_gate.py's command line and exit contract over the grounding
+// core. The flags are parsed by hand to reproduce argparse's behaviour and messages.
+#include "checker/ground_command.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <ostream>
+#include <string_view>
+
+#include "checker/grounding.h"
+#include "config/config.h"
+#include "reports/ledger.h"
+
+namespace devflow {
+namespace {
+
+constexpr std::string_view kProg = "devflow-gate ground";
+constexpr std::string_view kUsage =
+    "usage: devflow-gate ground [-h] --claim CLAIM --evidence EVIDENCE [--kinds KINDS]\n"
+    "                           [--exclude-key EXCLUDE_KEY] [--require REQUIRE]\n"
+    "                           [--fallback FALLBACK] [--ledger LEDGER] [--label LABEL]\n"
+    "                           [--compat]\n";
+constexpr std::string_view kHelp =
+    "\n"
+    "Release a claim only when every date, URL, ticket ref and hash it cites (optionally file\n"
+    "paths, numbers and dates in words) stands in the evidence; else print the fallback.\n"
+    "A drop-in for release_gate.py. Exit 0 VERIFIED, 1 REJECTED, 2 usage error, 3 the ledger\n"
+    "could not be written.\n"
+    "\n"
+    "options:\n"
+    "  -h, --help            show this help message and exit\n"
+    "  --claim CLAIM         the artifact about to ship\n"
+    "  --evidence EVIDENCE   an input the producer was allowed to cite (repeatable)\n"
+    "  --kinds KINDS         comma list from ['date', 'date-text', 'hash', 'number', 'path',\n"
+    "                        'ref', 'url'] (default date,url,ref,hash)\n"
+    "  --exclude-key EXCLUDE_KEY\n"
+    "                        JSON key that never grounds a claim, at any depth (repeatable)\n"
+    "  --require REQUIRE     RE2 regex the claim must match (repeatable)\n"
+    "  --fallback FALLBACK   printed to stdout instead of the claim on rejection\n"
+    "  --ledger LEDGER       append one JSON row per run here\n"
+    "  --label LABEL         free text for the ledger row (role, run id)\n"
+    "  --compat              release_gate.py's exact matching: substring search, its regexes,\n"
+    "                        top-level JSON keys only (see docs/grounding.md)\n";
+
+struct Flag {
+  std::string_view name;
+  bool takes_value;
+};
+constexpr Flag kFlags[] = {{"-h", false},        {"--help", false},    {"--claim", true},
+                           {"--evidence", true}, {"--kinds", true},    {"--exclude-key", true},
+                           {"--require", true},  {"--fallback", true}, {"--ledger", true},
+                           {"--label", true},    {"--compat", false}};
+
+struct Args {
+  bool help = false;
+  std::optional<std::string> claim;
+  std::vector<std::string> evidence;
+  std::string kinds = "date,url,ref,hash";
+  std::vector<std::string> exclude_keys;
+  std::vector<std::string> require;
+  std::optional<std::string> fallback;
+  std::optional<std::string> ledger;
+  std::optional<std::string> label;
+  bool compat = false;
+};
+
+// argparse's `_negative_number_matcher`: '^-\d+$|^-\d*\.\d+$'.
+bool LooksNegativeNumber(std::string_view arg) {
+  if (arg.size() < 2 || arg[0] != '-') return false;
+  std::string_view rest = arg.substr(1);
+  const size_t dot = rest.find('.');
+  auto digits = [](std::string_view s) {
+    return s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (dot == std::string_view::npos) return digits(rest);
+  return digits(rest.substr(0, dot)) && dot + 1 < rest.size() && digits(rest.substr(dot + 1));
+}
+
+struct Match {
+  const Flag* flag = nullptr;
+  std::optional<std::string> explicit_value;
+  std::string ambiguous;  // "--evidence, --exclude-key" when a prefix names several flags
+};
+
+// argparse's _parse_optional: exact name, `--name=value`, or an unambiguous prefix.
+std::optional<Match> ParseOptional(std::string_view arg) {
+  if (arg.size() < 2 || arg[0] != '-') return std::nullopt;
+  for (const Flag& f : kFlags) {
+    if (arg == f.name) return Match{&f, std::nullopt, ""};
+  }
+  std::string_view name = arg;
+  std::optional<std::string> value;
+  if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
+    name = arg.substr(0, eq);
+    value = std::string(arg.substr(eq + 1));
+    for (const Flag& f : kFlags) {
+      if (name == f.name) return Match{&f, value, ""};
+    }
+  }
+  if (name.rfind("--", 0) == 0 && name.size() > 2) {
+    std::vector<const Flag*> hits;
+    for (const Flag& f : kFlags) {
+      if (f.name.rfind("--", 0) == 0 && f.name.rfind(name, 0) == 0) hits.push_back(&f);
+    }
+    if (hits.size() == 1) return Match{hits[0], value, ""};
+    if (hits.size() > 1) {
+      Match m;
+      for (const Flag* f : hits)
+        m.ambiguous += (m.ambiguous.empty() ? "" : ", ") + std::string(f->name);
+      return m;
+    }
+  }
+  if (LooksNegativeNumber(arg) || arg.find(' ') != std::string_view::npos) return std::nullopt;
+  return Match{};  // an option nobody knows: unrecognized
+}
+
+Result<Args> ParseArgs(const std::vector<std::string>& argv) {
+  Args args;
+  std::vector<std::string> unrecognized;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg == "--") {
+      unrecognized.insert(unrecognized.end(), argv.begin() + static_cast<long>(i) + 1, argv.end());
+      break;
+    }
+    std::optional<Match> match = ParseOptional(arg);
+    if (!match) {
+      unrecognized.push_back(arg);
+      continue;
+    }
+    if (!match->ambiguous.empty()) {
+      return Status::Error("usage", "ambiguous option: " + arg.substr(0, arg.find('=')) +
+                                        " could match " + match->ambiguous);
+    }
+    if (!match->flag) {
+      unrecognized.push_back(arg);
+      continue;
+    }
+    const std::string name(match->flag->name);
+    if (!match->flag->takes_value) {
+      if (match->explicit_value) {
+        return Status::Error("usage", "argument " + std::string(name == "-h" ? "-h/--help" : name) +
+                                          ": ignored explicit argument '" + *match->explicit_value +
+                                          "'");
+      }
+      if (name == "--compat") {
+        args.compat = true;
+        continue;
+      }
+      args.help = true;
+      return args;  // argparse prints the help as soon as it meets the flag
+    }
+    std::string value;
+    if (match->explicit_value) {
+      value = *match->explicit_value;
+    } else {
+      if (i + 1 >= argv.size() || (argv[i + 1] != "-" && ParseOptional(argv[i + 1]))) {
+        return Status::Error("usage", "argument " + name + ": expected one argument");
+      }
+      value = argv[++i];
+    }
+    if (name == "--claim") args.claim = value;
+    if (name == "--evidence") args.evidence.push_back(value);
+    if (name == "--kinds") args.kinds = value;
+    if (name == "--exclude-key") args.exclude_keys.push_back(value);
+    if (name == "--require") args.require.push_back(value);
+    if (name == "--fallback") args.fallback = value;
+    if (name == "--ledger") args.ledger = value;
+    if (name == "--label") args.label = value;
+  }
+  std::string missing;
+  if (!args.claim) missing = "--claim";
+  if (args.evidence.empty()) missing += (missing.empty() ? "" : ", ") + std::string("--evidence");
+  if (!missing.empty()) {
+    return Status::Error("usage", "the following arguments are required: " + missing);
+  }
+  if (!unrecognized.empty()) {
+    std::string list;
+    for (const std::string& a : unrecognized) list += (list.empty() ? "" : " ") + a;
+    return Status::Error("usage", "unrecognized arguments: " + list);
+  }
+  return args;
+}
+
+std::string PyStrip(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\r\v\f\x1c\x1d\x1e\x1f";
+  const size_t b = s.find_first_not_of(kSpace);
+  if (b == std::string_view::npos) return "";
+  return std::string(s.substr(b, s.find_last_not_of(kSpace) - b + 1));
+}
+
+// release_gate.py's kind list: comma-split, stripped, blanks dropped, order and repeats kept.
+std::vector<std::string> SplitKinds(std::string_view csv) {
+  std::vector<std::string> kinds;
+  size_t pos = 0;
+  while (pos <= csv.size()) {
+    const size_t comma = std::min(csv.find(',', pos), csv.size());
+    std::string kind = PyStrip(csv.substr(pos, comma - pos));
+    if (!kind.empty()) kinds.push_back(std::move(kind));
+    pos = comma + 1;
+  }
+  return kinds;
+}
+
+std::string PyQuote(std::string_view path) {
+  const bool dq =
+      path.find('\'') != std::string_view::npos && path.find('"') == std::string_view::npos;
+  const char q = dq ? '"' : '\'';
+  std::string out(1, q);
+  for (char c : path) {
+    if (c == '\\' || c == q) out += '\\';
+    out += c;
+  }
+  return out + q;
+}
+
+// An OS error the way Python's OSError prints: `[Errno 2] No such file or directory: 'x'`.
+std::string ReadError(const Status& status, const std::string& path) {
+  for (int n = 1; n < 200; ++n) {
+    if (ErrnoName(n) == status.code()) {
+      return "[Errno " + std::to_string(n) + "] " + std::strerror(n) + ": " + PyQuote(path);
+    }
+  }
+  return status.message();
+}
+
+std::string JoinComma(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+}  // namespace
+
+int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
+                     FileSystem& fs, Clock& clock) {
+  Result<Args> parsed = ParseArgs(argv);
+  if (!parsed.ok()) {
+    err << kUsage << kProg << ": error: " << parsed.status().message() << "\n";
+    return 2;
+  }
+  const Args& args = *parsed;
+  if (args.help) {
+    out << kUsage << kHelp;
+    return 0;
+  }
+
+  const std::vector<std::string> kinds = SplitKinds(args.kinds);
+  std::vector<std::string> unknown;
+  for (const std::string& kind : kinds) {
+    const auto& all = AllTokenKinds();
+    if (std::find(all.begin(), all.end(), kind) == all.end()) unknown.push_back(kind);
+  }
+  if (!unknown.empty()) {
+    err << "unknown kinds: " << JoinComma(unknown) << "\n";
+    return 2;
+  }
+  if (Status bad = CheckRequirePatterns(args.require); !bad.ok()) {
+    err << bad.message() << "\n";
+    return 2;
+  }
+
+  const GroundingMode mode = args.compat ? GroundingMode::kCompat : GroundingMode::kStrict;
+  auto read = [&](const std::string& path) -> Result<std::string> {
+    Result<std::string> bytes = fs.ReadFile(path);
+    if (!bytes.ok()) return Status::Error(bytes.status().code(), ReadError(bytes.status(), path));
+    if (Status utf8 = CheckUtf8(*bytes, path); !utf8.ok()) return utf8;
+    return bytes;
+  };
+  // Everything is read before any verdict is ledgered: a "recovered" row must never exist
+  // without the fallback that recovery prints (release_gate.py R5).
+  Result<std::string> claim_bytes = read(*args.claim);
+  if (!claim_bytes.ok()) {
+    err << "cannot read: " << claim_bytes.status().message() << "\n";
+    return 2;
+  }
+  std::vector<std::string> evidence_texts;
+  for (const std::string& path : args.evidence) {
+    Result<std::string> bytes = read(path);
+    if (!bytes.ok()) {
+      err << "cannot read: " << bytes.status().message() << "\n";
+      return 2;
+    }
+    std::string lower = path;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
+    if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) {
+      Result<std::string> text = mode == GroundingMode::kCompat
+                                     ? CompatJsonEvidenceText(*bytes, path, args.exclude_keys)
+                                     : JsonEvidenceText(*bytes, path, args.exclude_keys);
+      if (!text.ok()) {
+        err << "cannot read: " << text.status().message() << "\n";
+        return 2;
+      }
+      evidence_texts.push_back(std::move(*text));
+    } else if (StripBom(*bytes).size() != bytes->size()) {
+      evidence_texts.emplace_back(StripBom(*bytes));
+    } else {
+      evidence_texts.push_back(std::move(*bytes));
+    }
+  }
+  std::optional<std::string> fallback;
+  if (args.fallback) {
+    Result<std::string> bytes = read(*args.fallback);
+    if (!bytes.ok()) {
+      err << "cannot read: " << bytes.status().message() << "\n";
+      return 2;
+    }
+    fallback = std::move(*bytes);
+  }
+
+  const std::string_view claim = StripBom(*claim_bytes);
+  std::vector<std::string_view> evidence(evidence_texts.begin(), evidence_texts.end());
+  GroundingOptions options;
+  options.kinds = kinds;
+  options.require = args.require;
+  options.exclude_keys = args.exclude_keys;
+  options.compat = args.compat;
+  const std::vector<std::string> reasons = VerifyClaim(claim, evidence, options);
+  const bool verified = reasons.empty();
+
+  if (args.ledger) {
+    LedgerRow row;
+    row.ts = LedgerTimestamp(clock.NowIso());
+    row.label = args.label;
+    row.verified = verified;
+    row.state = verified ? "released" : "recovered";
+    row.kinds = kinds;
+    row.reasons = reasons;
+    if (!verified) row.rejected_claim = std::string(claim);
+    std::vector<std::string> excluded = DefaultExcludedKeys();
+    excluded.insert(excluded.end(), args.exclude_keys.begin(), args.exclude_keys.end());
+    row.extra.emplace_back(
+        "options", "{\"compat\": " + std::string(args.compat ? "true" : "false") +
+                       ", \"exclude_keys\": " + PyJsonList(excluded) + ", \"require\": " +
+                       PyJsonList(args.require) + ", \"claim\": " + PyJsonString(*args.claim) +
+                       ", \"evidence\": " + PyJsonList(args.evidence) +
+                       ", \"fallback\": " + PyJsonOptional(args.fallback) + "}");
+    if (Status written = AppendLocked(*args.ledger, FormatLedgerRow(row)); !written.ok()) {
+      err << "cannot write the ledger: " << written.message() << "; nothing was released\n";
+      return 3;
+    }
+  }
+
+  if (verified) {
+    err << "VERIFIED\n";
+    out << *claim_bytes;
+    out.flush();
+    return 0;
+  }
+  err << "REJECTED\n";
+  for (const std::string& reason : reasons) err << "  - " << reason << "\n";
+  if (fallback) out << *fallback;
+  out.flush();
+  return 1;
+}
+
+int RunGroundCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return RunGroundCommand(args, out, err, RealFileSystem(), SystemClock());
+}
+
+}  // namespace devflow

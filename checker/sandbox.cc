@@ -1,0 +1,425 @@
+// Sandbox probe and confinement pieces (cpp-notes §3). Landlock constants are defined here:
+// Debian 12's linux-libc-dev stops at ABI 2, the kernels this runs on go further.
+#include "checker/sandbox.h"
+
+#include "host/os.h"
+
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+namespace devflow {
+namespace {
+
+// ---- Landlock uapi (include/uapi/linux/landlock.h, up to ABI 6) ----
+constexpr uint32_t kCreateRulesetVersion = 1U << 0;
+constexpr int kRulePathBeneath = 1;
+constexpr uint64_t kFsWriteFile = 1ULL << 1;
+constexpr uint64_t kFsRemoveDir = 1ULL << 4;
+constexpr uint64_t kFsRemoveFile = 1ULL << 5;
+constexpr uint64_t kFsMakeChar = 1ULL << 6;
+constexpr uint64_t kFsMakeDir = 1ULL << 7;
+constexpr uint64_t kFsMakeReg = 1ULL << 8;
+constexpr uint64_t kFsMakeSock = 1ULL << 9;
+constexpr uint64_t kFsMakeFifo = 1ULL << 10;
+constexpr uint64_t kFsMakeBlock = 1ULL << 11;
+constexpr uint64_t kFsMakeSym = 1ULL << 12;
+constexpr uint64_t kFsRefer = 1ULL << 13;     // ABI 2
+constexpr uint64_t kFsTruncate = 1ULL << 14;  // ABI 3
+constexpr uint64_t kNetBindTcp = 1ULL << 0;   // ABI 4
+constexpr uint64_t kNetConnectTcp = 1ULL << 1;
+constexpr uint64_t kScopeAbstractUnixSocket = 1ULL << 0;  // ABI 6
+constexpr uint64_t kScopeSignal = 1ULL << 1;
+
+struct LandlockRulesetAttr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;  // ABI 4
+  uint64_t scoped;              // ABI 6
+};
+struct __attribute__((packed)) LandlockPathBeneathAttr {
+  uint64_t allowed_access;
+  int32_t parent_fd;
+};
+
+int LandlockAbi() {
+  long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
+  return abi > 0 ? static_cast<int>(abi) : 0;
+}
+
+bool SeccompFilterAvailable() {
+  uint32_t action = SECCOMP_RET_ERRNO;
+  return ::syscall(__NR_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
+std::string ErrorText(int err) { return std::system_category().message(err); }
+
+Status SandboxError(const std::string& step, int err) {
+  return Status::Error("sandbox", step + ": " + ErrorText(err));
+}
+
+// `program` itself when it holds a '/', else the first executable match on $PATH.
+std::string FindProgram(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    return ::access(program.c_str(), X_OK) == 0 ? program : "";
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && dir[0] == '/') {
+      std::string candidate = dir + "/" + program;
+      struct stat st {};
+      if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          ::access(candidate.c_str(), X_OK) == 0) {
+        return candidate;
+      }
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+// Runs the probe command with stdio on /dev/null; true when it exits 0 within 10 s.
+bool BwrapWorks(const std::string& bwrap) {
+  std::vector<std::string> argv = BwrapArgv({bwrap, "", "", false, ""}, {"/bin/true"});
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  char path_env[] = "PATH=/usr/local/bin:/usr/bin:/bin";
+  char* envp[] = {path_env, nullptr};
+
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  for (int fd = 0; fd <= 2; ++fd) {
+    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+  }
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = 0;
+  int rc = ::posix_spawn(&pid, bwrap.c_str(), &actions, &attr, args.data(), envp);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return false;
+
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int status = 0;
+  for (;;) {
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) return false;
+    if (std::chrono::steady_clock::now() >= give_up) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A positive bubblewrap probe is remembered per user, keyed by everything that decides whether
+// it can work (the program's identity, the kernel, the uid, the user-namespace limits), so a
+// one-shot CLI does not pay ~5 ms for `bwrap … /bin/true` on every move. Only success is
+// remembered: a missing, stale or forged entry can at worst make the checker fail to start,
+// which fails closed; it can never weaken confinement. DEVFLOW_GATE_PROBE_CACHE=off disables it.
+std::string ReadSmall(const char* path) {
+  Result<std::string> text = RealFileSystem().ReadFile(path);
+  if (!text.ok()) return "-";
+  std::string v = *text;
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+  return v;
+}
+
+std::string ProbeCacheFile() {
+  const char* off = std::getenv("DEVFLOW_GATE_PROBE_CACHE");
+  if (off && std::string(off) == "off") return "";
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::string dir;
+  if (xdg && *xdg == '/') {
+    dir = xdg;
+  } else if (home && *home == '/') {
+    dir = std::string(home) + "/.cache";
+  } else {
+    return "";
+  }
+  return dir + "/devflow-gate/bwrap-probe";
+}
+
+std::string ProbeKey(const std::string& bwrap) {
+  struct stat st {};
+  if (::stat(bwrap.c_str(), &st) != 0) return "";
+  struct utsname uts {};
+  ::uname(&uts);
+  return "v1 " + bwrap + " " + std::to_string(st.st_size) + " " +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
+         uts.release + " " + uts.version + " uid=" + std::to_string(::getuid()) +
+         " userns=" + ReadSmall("/proc/sys/user/max_user_namespaces") +
+         " clone=" + ReadSmall("/proc/sys/kernel/unprivileged_userns_clone") + "\n";
+}
+
+bool BwrapWorksRemembered(const std::string& bwrap) {
+  const std::string file = ProbeCacheFile();
+  const std::string key = ProbeKey(bwrap);
+  if (!file.empty() && !key.empty()) {
+    Result<std::string> seen = RealFileSystem().ReadFile(file);
+    if (seen.ok() && *seen == key) return true;
+  }
+  if (!BwrapWorks(bwrap)) return false;
+  if (!file.empty() && !key.empty() && RealFileSystem().CreateDirs(ParentPath(file)).ok()) {
+    (void)RealFileSystem().WriteFileAtomic(file, key);  // best effort: next run probes again
+  }
+  return true;
+}
+
+SandboxSupport Probe(const std::string& bwrap_program) {
+  SandboxSupport support;
+  if (!bwrap_program.empty()) {
+    std::string bwrap = FindProgram(bwrap_program);
+    if (!bwrap.empty() && BwrapWorksRemembered(bwrap)) support.bwrap = bwrap;
+    support.env = FindProgram("env");
+  }
+  support.landlock_abi = LandlockAbi();
+  support.seccomp = SeccompFilterAvailable();
+  return support;
+}
+
+// The write rights Landlock knows at `abi` (reads and execution stay unrestricted).
+uint64_t FsWriteRights(int abi) {
+  uint64_t rights = kFsWriteFile | kFsRemoveDir | kFsRemoveFile | kFsMakeChar | kFsMakeDir |
+                    kFsMakeReg | kFsMakeSock | kFsMakeFifo | kFsMakeBlock | kFsMakeSym;
+  if (abi >= 2) rights |= kFsRefer;
+  if (abi >= 3) rights |= kFsTruncate;
+  return rights;
+}
+
+Result<int> AddPathRule(int ruleset_fd, const std::string& path, uint64_t allowed) {
+  int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (fd < 0) return SandboxError("open " + path, errno);
+  LandlockPathBeneathAttr rule{allowed, fd};
+  long rc = ::syscall(__NR_landlock_add_rule, ruleset_fd, kRulePathBeneath, &rule, 0);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return SandboxError("landlock_add_rule " + path, err);
+  return 0;
+}
+
+// The seccomp program as raw sock_filter words, built with libseccomp in the host.
+Result<std::vector<uint64_t>> BuildSeccompFilter(bool network) {
+  scmp_filter_ctx ctx = ::seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) return SandboxError("seccomp_init", ENOMEM);
+  struct Release {
+    scmp_filter_ctx ctx;
+    ~Release() { ::seccomp_release(ctx); }
+  } release{ctx};
+  // io_uring can open sockets without socket(2) (cpp-notes §3); no checker needs it.
+  int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(io_uring_setup), 0);
+  if (rc == 0 && !network) {
+    rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+                            SCMP_A0_32(SCMP_CMP_NE, AF_UNIX));
+  }
+  if (rc != 0) return SandboxError("seccomp_rule_add", -rc);
+  int fd = ::memfd_create("devflow-gate-seccomp", MFD_CLOEXEC);
+  if (fd < 0) return SandboxError("memfd_create", errno);
+  rc = ::seccomp_export_bpf(ctx, fd);
+  if (rc != 0) {
+    ::close(fd);
+    return SandboxError("seccomp_export_bpf", -rc);
+  }
+  off_t size = ::lseek(fd, 0, SEEK_END);
+  if (size <= 0 || size % sizeof(sock_filter) != 0) {
+    ::close(fd);
+    return SandboxError("seccomp_export_bpf", EINVAL);
+  }
+  std::vector<uint64_t> words(static_cast<size_t>(size) / sizeof(sock_filter));
+  ssize_t n = ::pread(fd, words.data(), static_cast<size_t>(size), 0);
+  int err = errno;
+  ::close(fd);
+  if (n != size) return SandboxError("read seccomp filter", n < 0 ? err : EIO);
+  return words;
+}
+
+}  // namespace
+
+const SandboxSupport& ProbeSandbox(const std::string& bwrap_program) {
+  static std::mutex mutex;
+  static std::map<std::string, SandboxSupport> probed;  // never shrinks: references stay valid
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = probed.find(bwrap_program);
+  if (found == probed.end()) found = probed.emplace(bwrap_program, Probe(bwrap_program)).first;
+  return found->second;
+}
+
+SandboxKind ChooseSandbox(const SandboxSupport& support, bool provider_off) {
+  if (provider_off) return SandboxKind::kOff;
+  if (!support.bwrap.empty()) return SandboxKind::kBwrap;
+  if (support.landlock_abi >= 1 && support.seccomp) return SandboxKind::kLandlock;
+  return SandboxKind::kNone;
+}
+
+std::string SandboxLevelName(SandboxKind kind, int landlock_abi) {
+  switch (kind) {
+    case SandboxKind::kOff:
+      return "off";
+    case SandboxKind::kBwrap:
+      return "bwrap";
+    case SandboxKind::kLandlock:
+      return "landlock-abi" + std::to_string(landlock_abi) + "+seccomp";
+    case SandboxKind::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {spec.bwrap, "--ro-bind",    "/", "/", "--dev", "/dev", "--proc",
+                                   "/proc",    "--unshare-all"};
+  if (spec.network) argv.push_back("--share-net");
+  for (const char* flag : {"--die-with-parent", "--new-session", "--cap-drop", "ALL"}) {
+    argv.push_back(flag);
+  }
+  if (!spec.workspace.empty())
+    argv.insert(argv.end(), {"--ro-bind", spec.workspace, spec.workspace});
+  if (!spec.scratch.empty()) argv.insert(argv.end(), {"--bind", spec.scratch, spec.scratch});
+  if (!spec.workspace.empty()) argv.insert(argv.end(), {"--chdir", spec.workspace});
+  argv.push_back("--");
+  if (!spec.env.empty()) argv.insert(argv.end(), {spec.env, "-u", "PWD", "--"});
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+ResourceLimits LimitsFor(int64_t timeout_ms, int64_t cpu_override_s, int64_t file_bytes,
+                         int64_t open_files) {
+  ResourceLimits limits;
+  uint64_t ms = timeout_ms > 0 ? static_cast<uint64_t>(timeout_ms) : 0;
+  limits.cpu_soft_s =
+      cpu_override_s > 0 ? static_cast<uint64_t>(cpu_override_s) : (ms + 999) / 1000 + 1;
+  limits.cpu_hard_s = limits.cpu_soft_s + 1;
+  limits.file_bytes = file_bytes > 0 ? static_cast<uint64_t>(file_bytes) : 0;
+  limits.open_files = open_files > 0 ? static_cast<uint64_t>(open_files) : 0;
+  return limits;
+}
+
+ChildConfinement::ChildConfinement(ChildConfinement&& other) noexcept
+    : limits_(other.limits_),
+      ruleset_fd_(std::exchange(other.ruleset_fd_, -1)),
+      filter_(std::move(other.filter_)) {}
+
+ChildConfinement& ChildConfinement::operator=(ChildConfinement&& other) noexcept {
+  if (this != &other) {
+    if (ruleset_fd_ >= 0) ::close(ruleset_fd_);
+    limits_ = other.limits_;
+    ruleset_fd_ = std::exchange(other.ruleset_fd_, -1);
+    filter_ = std::move(other.filter_);
+  }
+  return *this;
+}
+
+ChildConfinement::~ChildConfinement() {
+  if (ruleset_fd_ >= 0) ::close(ruleset_fd_);
+}
+
+ChildConfinement ChildConfinement::LimitsOnly(const ResourceLimits& limits) {
+  ChildConfinement c;
+  c.limits_ = limits;
+  return c;
+}
+
+Result<ChildConfinement> ChildConfinement::Landlock(const ResourceLimits& limits, int landlock_abi,
+                                                    const std::string& scratch, bool network) {
+  ChildConfinement c;
+  c.limits_ = limits;
+  if (landlock_abi < 1) return SandboxError("landlock", EOPNOTSUPP);
+
+  LandlockRulesetAttr attr{};
+  attr.handled_access_fs = FsWriteRights(landlock_abi);
+  size_t attr_size = sizeof(uint64_t);
+  if (landlock_abi >= 4) {
+    attr_size = 2 * sizeof(uint64_t);
+    if (!network) attr.handled_access_net = kNetBindTcp | kNetConnectTcp;  // no rule grants them
+  }
+  if (landlock_abi >= 6) {
+    attr_size = sizeof attr;
+    attr.scoped = kScopeAbstractUnixSocket | kScopeSignal;
+  }
+  long fd = ::syscall(__NR_landlock_create_ruleset, &attr, attr_size, 0);
+  if (fd < 0) return SandboxError("landlock_create_ruleset", errno);
+  c.ruleset_fd_ = static_cast<int>(fd);  // O_CLOEXEC by the kernel
+
+  auto scratch_rule = AddPathRule(c.ruleset_fd_, scratch, attr.handled_access_fs);
+  if (!scratch_rule.ok()) return scratch_rule.status();
+  // `2>/dev/null` must keep working (cpp-notes §3); a file rule takes file rights only.
+  uint64_t dev_null = kFsWriteFile | (landlock_abi >= 3 ? kFsTruncate : 0);
+  auto null_rule = AddPathRule(c.ruleset_fd_, "/dev/null", dev_null);
+  if (!null_rule.ok()) return null_rule.status();
+
+  auto filter = BuildSeccompFilter(network);
+  if (!filter.ok()) return filter.status();
+  c.filter_ = std::move(*filter);
+  return c;
+}
+
+int ChildConfinement::ApplyInChild() const {
+  // Never above the inherited hard limit (raising it would fail without privilege).
+  auto limit = [](int resource, uint64_t soft, uint64_t hard) {
+    struct rlimit rl {};
+    if (::getrlimit(resource, &rl) != 0) return errno;
+    rlim_t ceiling = rl.rlim_max;
+    rl.rlim_max = std::min(static_cast<rlim_t>(hard), ceiling);
+    rl.rlim_cur = std::min(static_cast<rlim_t>(soft), rl.rlim_max);
+    return ::setrlimit(resource, &rl) == 0 ? 0 : errno;
+  };
+  int err = 0;
+  if (limits_.cpu_soft_s > 0 && (err = limit(RLIMIT_CPU, limits_.cpu_soft_s, limits_.cpu_hard_s)))
+    return err;
+  if (limits_.file_bytes > 0 && (err = limit(RLIMIT_FSIZE, limits_.file_bytes, limits_.file_bytes)))
+    return err;
+  if (limits_.open_files > 0 &&
+      (err = limit(RLIMIT_NOFILE, limits_.open_files, limits_.open_files)))
+    return err;
+  if (ruleset_fd_ < 0 && filter_.empty()) return 0;
+
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  if (ruleset_fd_ >= 0 && ::syscall(__NR_landlock_restrict_self, ruleset_fd_, 0) != 0) return errno;
+  if (!filter_.empty()) {
+    sock_fprog prog{};
+    prog.len = static_cast<unsigned short>(filter_.size());
+    prog.filter = reinterpret_cast<sock_filter*>(const_cast<uint64_t*>(filter_.data()));
+    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) return errno;
+  }
+  return 0;
+}
+
+}  // namespace devflow

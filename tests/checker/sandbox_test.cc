@@ -1,0 +1,325 @@
+// The confined checker (issue 4 items 1-2): real processes under the level this host probes
+// (bubblewrap here; DG_TEST_SANDBOX=fallback runs the same cases under Landlock + seccomp), and
+// the fallback forced explicitly.
+#include "checker/sandbox.h"
+
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "checker/checker_support.h"
+#include "checker/subprocess.h"
+#include "support/support.h"
+
+namespace devflow {
+namespace {
+
+using test::TempDir;
+using Clock = std::chrono::steady_clock;
+
+std::string Fixture(const std::string& name) {
+  return test::SourceDir() + "/tests/fixtures/checkers/" + name;
+}
+
+ProviderConfig Command(std::string name, std::vector<std::string> command) {
+  ProviderConfig p;
+  p.name = std::move(name);
+  p.command = std::move(command);
+  return p;
+}
+
+CheckRequest Request(const std::string& provider, const std::string& workspace,
+                     int64_t timeout_ms = 20000) {
+  CheckRequest r;
+  r.provider = provider;
+  r.prompt = "check this\n";
+  r.timeout_ms = timeout_ms;
+  r.card_id = test::UniqueCard();
+  r.edge = "designing->ready";
+  r.root = workspace + "/.devflow";
+  r.workspace = workspace;
+  return r;
+}
+
+SubprocessOptions Options(std::string bwrap = test::TestBwrap()) {
+  SubprocessOptions o;
+  o.term_grace_ms = 200;
+  o.eof_grace_ms = 200;
+  o.bwrap = std::move(bwrap);
+  return o;
+}
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The level this run must see, worked out independently of the code under test: bubblewrap
+// when the test is not forcing the fallback and the probe command succeeds in a shell here,
+// else the Landlock ABI the kernel reports.
+std::string ExpectedLevel(const std::string& bwrap) {
+  if (!bwrap.empty() &&
+      std::system("bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent "
+                  "--new-session --cap-drop ALL -- /bin/true >/dev/null 2>&1") == 0) {
+    return "bwrap";
+  }
+  long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, 1U);
+  return abi > 0 ? "landlock-abi" + std::to_string(abi) + "+seccomp" : "none";
+}
+
+// The errno name a denied write gets at `level`.
+std::string DeniedWrite(const std::string& level) { return level == "bwrap" ? "EROFS" : "EACCES"; }
+
+// Runs confine_probe.py with `args` and returns its JSON report and the level.
+struct ProbeRun {
+  nlohmann::json report;
+  std::string sandbox;
+};
+ProbeRun RunProbe(const std::string& workspace, std::vector<std::string> args,
+                  SubprocessOptions options = Options(), bool network = false,
+                  bool sandbox_off = false) {
+  ProviderConfig p = Command("probe", {Fixture("confine_probe.py")});
+  p.command.insert(p.command.end(), args.begin(), args.end());
+  p.network = network;
+  p.sandbox_off = sandbox_off;
+  SubprocessChecker checker({p}, "", options);
+  auto reply = checker.Dispatch(Request("probe", workspace));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message(), " stderr: ", checker.last_stderr());
+  INFO("probe said: ", reply->text);
+  return {nlohmann::json::parse(reply->text), reply->sandbox};
+}
+
+// A TCP listener on 127.0.0.1 of the host, on a free port.
+struct Listener {
+  int fd = -1;
+  int port = 0;
+  Listener() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd, 8) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port = ntohs(addr.sin_port);
+  }
+  ~Listener() { ::close(fd); }
+};
+
+TEST_CASE("the level applied is the probed one, in the reply and from SandboxLevel") {
+  TempDir ws;
+  const std::string expected = ExpectedLevel(test::TestBwrap());
+  ProviderConfig p = Command("allow", {Fixture("allow.sh")});
+  SubprocessChecker checker({p}, "", Options());
+  CHECK(checker.SandboxLevel(p) == expected);
+  auto reply = checker.Dispatch(Request("allow", ws.path()));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->sandbox == expected);
+}
+
+TEST_CASE("a checker cannot write into the workspace, /tmp or the host HOME but can into TMPDIR") {
+  TempDir ws;
+  test::Spit(ws / "keep.txt", "keep\n");
+  const std::string tag = test::UniqueCard();
+  const std::string in_tmp = "/tmp/dg-sandbox-" + tag;
+  const char* home = std::getenv("HOME");
+  const std::string in_home = std::string(home && *home ? home : "/root") + "/dg-sandbox-" + tag;
+  auto run = RunProbe(ws.path(), {"--write", ws / "written.txt", "--write", in_tmp, "--write",
+                                  in_home, "--mkdir", ws / "newdir", "--remove", ws / "keep.txt"});
+  std::error_code ignored;
+  bool tmp_created = std::filesystem::remove(in_tmp, ignored);
+  bool home_created = std::filesystem::remove(in_home, ignored);
+
+  const std::string denied = DeniedWrite(run.sandbox);
+  CHECK(run.sandbox == ExpectedLevel(test::TestBwrap()));
+  CHECK(run.report["tmpdir"] == "ok");
+  CHECK(run.report["write " + (ws / "written.txt")] == denied);
+  CHECK(run.report["write " + in_tmp] == denied);
+  CHECK(run.report["write " + in_home] == denied);
+  CHECK(run.report["mkdir " + (ws / "newdir")] == denied);
+  CHECK(run.report["remove " + (ws / "keep.txt")] == denied);
+  CHECK_FALSE(tmp_created);
+  CHECK_FALSE(home_created);
+  CHECK(test::Snapshot(ws.path()) == std::map<std::string, std::string>{{"keep.txt", "keep\n"}});
+}
+
+TEST_CASE("forcing the fallback confines writes with Landlock and reports its ABI") {
+  TempDir ws;
+  long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, 1U);
+  REQUIRE_MESSAGE(abi > 0, "this host has no Landlock; the fallback cannot be tested here");
+  const std::string level = "landlock-abi" + std::to_string(abi) + "+seccomp";
+  const std::string in_tmp = "/tmp/dg-sandbox-" + test::UniqueCard();
+  for (std::string bwrap : {"", "/nonexistent/bwrap"}) {
+    CAPTURE(bwrap);
+    auto run =
+        RunProbe(ws.path(), {"--write", ws / "written.txt", "--write", in_tmp}, Options(bwrap));
+    std::error_code ignored;
+    bool tmp_created = std::filesystem::remove(in_tmp, ignored);
+    CHECK(run.sandbox == level);
+    CHECK(run.report["tmpdir"] == "ok");
+    CHECK(run.report["write " + (ws / "written.txt")] == "EACCES");
+    CHECK(run.report["write " + in_tmp] == "EACCES");
+    CHECK_FALSE(tmp_created);
+  }
+  CHECK(test::Snapshot(ws.path()).empty());
+}
+
+TEST_CASE("the workspace is readable at its real path even under /tmp") {
+  TempDir ws;
+  REQUIRE(ws.path().rfind("/tmp/", 0) == 0);  // TempDir lives under /tmp unless TMPDIR moves it
+  test::Spit(ws / "docs/design.md", "# Design\n");
+  auto run = RunProbe(ws.path(), {"--read", ws / "docs/design.md", "--read", "docs/design.md"});
+  CHECK(run.report["read " + (ws / "docs/design.md")] == "read:# Design\n");
+  CHECK(run.report["read docs/design.md"] == "read:# Design\n");  // cwd = the workspace
+}
+
+TEST_CASE("the network is denied unless the provider says network: true") {
+  TempDir ws;
+  Listener listener;
+  std::string port = std::to_string(listener.port);
+  auto denied = RunProbe(ws.path(), {"--tcp", port, "--udp", "1"});
+  if (denied.sandbox == "bwrap") {
+    CHECK(denied.report["tcp"] == "ECONNREFUSED");  // its own network namespace: only lo
+    CHECK(denied.report["udp"] == "ok");
+  } else {
+    CHECK(denied.report["tcp"] == "EACCES");  // seccomp: no AF_INET socket at all
+    CHECK(denied.report["udp"] == "EACCES");
+  }
+  auto allowed = RunProbe(ws.path(), {"--tcp", port, "--udp", "1"}, Options(), true);
+  CHECK(allowed.report["tcp"] == "ok");
+  CHECK(allowed.report["udp"] == "ok");
+}
+
+TEST_CASE("sandbox: off runs the checker unconfined and says so") {
+  TempDir ws;
+  ProviderConfig p = Command("probe", {Fixture("confine_probe.py")});
+  p.sandbox_off = true;
+  SubprocessChecker checker({p}, "", Options());
+  CHECK(checker.SandboxLevel(p) == "off");
+  auto run = RunProbe(ws.path(), {"--write", ws / "written.txt"}, Options(), false, true);
+  CHECK(run.sandbox == "off");
+  CHECK(run.report["write " + (ws / "written.txt")] == "ok");
+  CHECK(test::Slurp(ws / "written.txt").value_or("") == "written\n");
+}
+
+TEST_CASE("resource limits: CPU from the deadline, file size and open files at every level") {
+  TempDir ws;
+  SubprocessOptions options = Options();
+  options.max_file_bytes = 1024 * 1024;
+  options.max_open_files = 64;
+  auto run = RunProbe(ws.path(), {}, options);  // deadline 20 s: CPU soft 21, hard 22
+  CHECK(run.report["limits"]["cpu"].dump() == "[21,22]");
+  CHECK(run.report["limits"]["fsize"].dump() == "[1048576,1048576]");
+  CHECK(run.report["limits"]["nofile"].dump() == "[64,64]");
+  auto off = RunProbe(ws.path(), {}, options, false, true);
+  CHECK(off.report["limits"]["cpu"].dump() == "[21,22]");
+}
+
+TEST_CASE("LimitsFor derives the CPU limit as ceil(deadline) + 1 s, hard one more") {
+  ResourceLimits a = LimitsFor(1500, 0, 64 << 20, 256);
+  CHECK(a.cpu_soft_s == 3);
+  CHECK(a.cpu_hard_s == 4);
+  CHECK(a.file_bytes == 64u << 20);
+  CHECK(a.open_files == 256);
+  CHECK(LimitsFor(1000, 0, 1, 1).cpu_soft_s == 2);
+  CHECK(LimitsFor(600000, 0, 1, 1).cpu_soft_s == 601);
+  CHECK(LimitsFor(600000, 1, 1, 1).cpu_soft_s == 1);  // the test override
+  CHECK(LimitsFor(600000, 1, 1, 1).cpu_hard_s == 2);
+}
+
+TEST_CASE("RLIMIT_CPU stops a busy loop before the wall-clock deadline") {
+  TempDir ws;
+  SubprocessOptions options = Options();
+  options.cpu_limit_s = 1;
+  SubprocessChecker checker({Command("busy", {Fixture("busy_loop.sh")})}, "", options);
+  auto t0 = Clock::now();
+  auto reply = checker.Dispatch(Request("busy", ws.path(), 20000));
+  double took = SecondsSince(t0);
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "the checker ended with signal SIGXCPU");
+  CHECK(took >= 0.9);
+  CHECK(took < 10.0);
+}
+
+TEST_CASE("RLIMIT_FSIZE stops a checker writing a file larger than the limit") {
+  TempDir ws;
+  SubprocessOptions options = Options();
+  options.max_file_bytes = 1024 * 1024;
+  SubprocessChecker checker({Command("big", {Fixture("big_file.sh")})}, "", options);
+  auto reply = checker.Dispatch(Request("big", ws.path()));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "the checker ended with signal SIGXFSZ");
+}
+
+TEST_CASE("a setsid grandchild holding stdout cannot hold a hanging check past its deadline") {
+  TempDir ws;
+  SubprocessChecker checker({Command("esc", {Fixture("setsid_escape.sh"), "hang"})}, "", Options());
+  CheckRequest request = Request("esc", ws.path(), 500);
+  auto t0 = Clock::now();
+  auto reply = checker.Dispatch(request);
+  double took = SecondsSince(t0);
+  std::vector<pid_t> left = test::SurvivorsOfCard(request.card_id);
+  test::KillProcessesOfCard(request.card_id);
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (500ms)");
+  CHECK(took >= 0.5);
+  CHECK(took < 0.5 + 2.0);
+  if (ExpectedLevel(test::TestBwrap()) == "bwrap") {
+    CHECK(left.empty());  // the PID namespace died with bubblewrap, escaper included
+  } else {
+    CHECK(left.size() == 1);  // only the escaper; the rest of the group was killed
+  }
+}
+
+TEST_CASE("bubblewrap's argv binds the workspace and scratch after every other mount") {
+  BwrapSpec spec{"/usr/bin/bwrap", "/tmp/ws", "/tmp/scratch", false, ""};
+  std::vector<std::string> expected = {"/usr/bin/bwrap",
+                                       "--ro-bind",
+                                       "/",
+                                       "/",
+                                       "--dev",
+                                       "/dev",
+                                       "--proc",
+                                       "/proc",
+                                       "--unshare-all",
+                                       "--die-with-parent",
+                                       "--new-session",
+                                       "--cap-drop",
+                                       "ALL",
+                                       "--ro-bind",
+                                       "/tmp/ws",
+                                       "/tmp/ws",
+                                       "--bind",
+                                       "/tmp/scratch",
+                                       "/tmp/scratch",
+                                       "--chdir",
+                                       "/tmp/ws",
+                                       "--",
+                                       "/bin/checker",
+                                       "-p"};
+  CHECK(BwrapArgv(spec, {"/bin/checker", "-p"}) == expected);
+  spec.network = true;
+  std::vector<std::string> with_net = BwrapArgv(spec, {"/bin/checker"});
+  REQUIRE(with_net.size() > 9);
+  CHECK(with_net[8] == "--unshare-all");
+  CHECK(with_net[9] == "--share-net");
+  spec.env = "/usr/bin/env";
+  std::vector<std::string> with_env = BwrapArgv(spec, {"/bin/checker"});
+  std::vector<std::string> tail(with_env.end() - 6, with_env.end());
+  CHECK(tail == std::vector<std::string>{"--", "/usr/bin/env", "-u", "PWD", "--", "/bin/checker"});
+}
+
+}  // namespace
+}  // namespace devflow

@@ -1,0 +1,199 @@
+// `reports list|show` (SPEC §7): every veto report of every agent gate's report dir.
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+
+#include "operator/operator_fixture.h"
+#include "reports/veto_report.h"
+
+namespace devflow {
+namespace {
+
+using namespace devflow::test;
+
+VetoReportFacts Facts(const std::string& card, int64_t rev, const std::string& summary) {
+  VetoReportFacts f;
+  f.card_id = card;
+  f.edge = "designing->ready";
+  f.revision = rev;
+  f.checked_inputs = {"prd:3", "design:4"};
+  f.at = kT0;
+  f.summary = summary;
+  f.findings = {"date not in evidence: 2026-01-01"};
+  return f;
+}
+
+// Writes a rendered report where the gate would, returning its path.
+std::string WriteReport(const std::string& dir, const VetoReportFacts& f) {
+  std::string path = VetoReportPath(dir, f.card_id, "designing", "ready", f.revision);
+  Spit(path, RenderVetoReport(f));
+  return path;
+}
+
+TEST_CASE("reports list prints each report's card, edge, revision, at and summary sorted by path") {
+  OperatorRoot r;
+  std::string b = WriteReport(r.ReportDir(), Facts("0002-b", 4, "the design cites a date"));
+  std::string a = WriteReport(r.ReportDir(), Facts("0001-a", 7, "two lines\nof summary"));
+  Spit(r.ReportDir() + "/notes.txt", "not a report");  // not a .md file: not listed
+
+  Ran ran = RunOp(RunReportsCommand, {"list"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(ran.err == "");
+  CHECK(ran.out == a + ": card 0001-a, edge designing->ready, revision 7, at " + kT0 +
+                       ": two lines of summary\n" + b +
+                       ": card 0002-b, edge designing->ready, revision 4, at " + kT0 +
+                       ": the design cites a date\n" + "2 veto reports in " + r.ReportDir() + "\n");
+}
+
+TEST_CASE("reports list --json gives path, card, edge, revision, at and the whole summary") {
+  OperatorRoot r;
+  std::string a = WriteReport(r.ReportDir(), Facts("0001-a", 7, "two lines\nof summary"));
+  Spit(r.ReportDir() + "/0009-z-designing-ready-r1.md", "# something else\n");
+
+  Ran ran = RunOp(RunReportsCommand, {"list", "--json"}, r.Ctx());
+  CHECK(ran.code == 0);
+  auto j = nlohmann::ordered_json::parse(ran.out);
+  CHECK(j.dump() ==
+        nlohmann::ordered_json{
+            {"dirs", {r.ReportDir()}},
+            {"reports",
+             {{{"path", a},
+               {"card", "0001-a"},
+               {"edge", "designing->ready"},
+               {"revision", 7},
+               {"at", kT0},
+               {"summary", "two lines\nof summary"}},
+              {{"path", r.ReportDir() + "/0009-z-designing-ready-r1.md"},
+               {"problem",
+                "it does not start with \"# Agent check veto: card <id>, edge <edge>\""}}}},
+            {"errors", nlohmann::ordered_json::array()}}
+            .dump());
+}
+
+TEST_CASE("reports list marks a .md file that is not a veto report and keeps listing") {
+  OperatorRoot r;
+  Spit(r.ReportDir() + "/odd.md", "# Agent check veto: card 0001-a, edge designing->ready\n");
+  Ran ran = RunOp(RunReportsCommand, {"list"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(ran.out == r.ReportDir() + "/odd.md: not a veto report: no \"## Summary\" section\n" +
+                       "1 veto report in " + r.ReportDir() + "\n");
+}
+
+TEST_CASE(
+    "reports list reads every configured agent gate's report dir, relative to the workspace") {
+  OperatorRoot r(
+      "plugins:\n"
+      "  - id: devflow-agent-gate\n"
+      "    config:\n"
+      "      edges: {}\n"
+      "      reportDir: gate-reports\n"
+      "  - id: devflow-agent-gate\n"
+      "    config:\n"
+      "      edges: {}\n");
+  std::string mine = WriteReport(r.ws / "gate-reports", Facts("0001-a", 2, "one"));
+  std::string dflt = WriteReport(r.ReportDir(), Facts("0002-b", 3, "two"));
+  Ran ran = RunOp(RunReportsCommand, {"list"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(Lines(ran.out) ==
+        std::vector<std::string>{
+            dflt + ": card 0002-b, edge designing->ready, revision 3, at " + kT0 + ": two",
+            mine + ": card 0001-a, edge designing->ready, revision 2, at " + kT0 + ": one",
+            "2 veto reports in " + r.ws.path() + "/gate-reports, " + r.ReportDir()});
+}
+
+TEST_CASE("reports list of a root without reports says there are none") {
+  OperatorRoot r;
+  Ran ran = RunOp(RunReportsCommand, {"list"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(ran.out == "0 veto reports in " + r.ReportDir() + "\n");
+}
+
+TEST_CASE("reports list exits 1 naming a report dir it cannot list") {
+  OperatorRoot r;
+  WriteReport(r.ReportDir(), Facts("0001-a", 2, "one"));
+  FaultyFileSystem fs;
+  fs.Fail("list", "reports/agent-gate", EACCES);
+  Ran ran = RunOp(RunReportsCommand, {"list"}, r.Ctx(fs));
+  CHECK(ran.code == 1);
+  CHECK(ran.err == "devflow-gate: report dir " + r.ReportDir() + " cannot be listed: list " +
+                       r.ReportDir() + ": Permission denied (EACCES); check its permissions\n");
+}
+
+TEST_CASE("reports show prints a report named by its bare file name, byte for byte") {
+  OperatorRoot r;
+  std::string a = WriteReport(r.ReportDir(), Facts("0001-a", 7, "why"));
+  Ran ran = RunOp(RunReportsCommand, {"show", "0001-a-designing-ready-r7.md"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(ran.out == RenderVetoReport(Facts("0001-a", 7, "why")));
+  Ran by_path = RunOp(RunReportsCommand, {"show", a}, r.Ctx());
+  CHECK(by_path.code == 0);
+  CHECK(by_path.out == ran.out);
+}
+
+TEST_CASE("reports show refuses a path outside the report dirs, also through ..") {
+  OperatorRoot r;
+  WriteReport(r.ReportDir(), Facts("0001-a", 7, "why"));
+  r.DesigningCard("0001-a");
+  const std::string journal = r.CardDir("0001-a") + "/journal.jsonl";
+  for (const std::string& path : {journal, r.ReportDir() + "/../../tasks/0001-a/journal.jsonl"}) {
+    Ran ran = RunOp(RunReportsCommand, {"show", path}, r.Ctx());
+    CHECK(ran.code == 2);
+    CHECK(ran.out == "");
+    CHECK(ran.err == "devflow-gate: reports show: " + journal + " is outside the report dirs (" +
+                         r.ReportDir() + "); pass a report from `devflow-gate reports list`\n");
+  }
+}
+
+TEST_CASE("reports show names the missing report and how to find the real ones") {
+  OperatorRoot r;
+  Ran ran = RunOp(RunReportsCommand, {"show", "nope.md"}, r.Ctx());
+  CHECK(ran.code == 2);
+  CHECK(ran.err == "devflow-gate: reports show: no report named nope.md in " + r.ReportDir() +
+                       "; run `devflow-gate reports list` to see the reports\n");
+  Ran dots = RunOp(RunReportsCommand, {"show", ".."}, r.Ctx());
+  CHECK(dots.code == 2);
+  CHECK(dots.err ==
+        "devflow-gate: reports show: \"..\" is not a report file name; usage: "
+        "devflow-gate reports list [--json] | reports show PATH|NAME\n");
+}
+
+TEST_CASE("reports rejects a missing or unknown subcommand and unknown options with usage") {
+  OperatorRoot r;
+  const std::string usage =
+      "; usage: devflow-gate reports list [--json] | reports show PATH|NAME\n";
+  Ran none = RunOp(RunReportsCommand, {}, r.Ctx());
+  CHECK(none.code == 2);
+  CHECK(none.err == "devflow-gate: reports needs a subcommand" + usage);
+  Ran bad = RunOp(RunReportsCommand, {"frob"}, r.Ctx());
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "devflow-gate: unknown reports subcommand \"frob\"" + usage);
+  Ran opt = RunOp(RunReportsCommand, {"list", "--bogus"}, r.Ctx());
+  CHECK(opt.code == 2);
+  CHECK(opt.err == "devflow-gate: reports list: unknown option --bogus" + usage);
+  Ran help = RunOp(RunReportsCommand, {"--help"}, r.Ctx());
+  CHECK(help.code == 0);
+  CHECK(Lines(help.out).at(0) ==
+        "usage: devflow-gate reports list [--json] | reports show PATH|NAME");
+}
+
+TEST_CASE("ParseVetoReport reads back every header fact RenderVetoReport writes") {
+  VetoReportFacts f = Facts("0003-c", 12, "");
+  f.sandbox = "landlock";
+  auto parsed = ParseVetoReport("/r/x.md", RenderVetoReport(f));
+  REQUIRE(parsed.ok());
+  CHECK(parsed->card == "0003-c");
+  CHECK(parsed->edge == "designing->ready");
+  CHECK(parsed->revision == 12);
+  CHECK(parsed->at == kT0);
+  CHECK(parsed->summary == "");
+  auto bad = ParseVetoReport("/r/x.md",
+                             "# Agent check veto: card a, edge b\n\n- card: a\n"
+                             "- edge: b\n- revision: x\n- at: t\n\n## Summary\n\ns\n"
+                             "\n## Findings\n\n- f\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() == "no \"- revision: <n>\" line");
+}
+
+}  // namespace
+}  // namespace devflow
