@@ -1,6 +1,7 @@
 // The grounding core: token scanners (one linear pass each) and whole-token set lookup, plus
 // release_gate.py's own regexes and substring search for --compat.
 #include "checker/grounding.h"
+#include "host/json_depth.h"
 
 #include <re2/re2.h>
 
@@ -1034,6 +1035,12 @@ void DumpPython(const nlohmann::ordered_json& value, std::string& out) {
 Result<std::string> CompatJsonEvidenceText(std::string_view json, std::string_view label,
                                            const std::vector<std::string>& extra_excluded_keys) {
   json = StripBom(json);
+  // DumpPython recurses: bound the depth first (a 100k-deep file would overflow the stack).
+  if (JsonNestingDepth(json) > kMaxJsonDepth) {
+    return Status::Error("corrupt", "evidence " + std::string(label) + " nests deeper than " +
+                                        std::to_string(kMaxJsonDepth) +
+                                        " levels; flatten it or pass it as text");
+  }
   nlohmann::ordered_json doc;
   try {
     doc = nlohmann::ordered_json::parse(json);

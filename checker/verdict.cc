@@ -1,6 +1,7 @@
 // Verdict parsing with the semantics of upstream's JavaScript parser (reference §4.7): the
 // fence regex, JSON.parse and String#trim are reproduced on bytes.
 #include "checker/verdict.h"
+#include "host/json_depth.h"
 
 #include <cstdint>
 
@@ -132,6 +133,7 @@ std::vector<std::string_view> FencedBlocks(std::string_view reply) {
 std::optional<Verdict> DecodeVerdictBlock(std::string_view content) {
   // JSON.parse does not skip a byte-order mark; nlohmann would.
   if (content.substr(0, 3) == "\xEF\xBB\xBF") return std::nullopt;
+  if (JsonNestingDepth(content) > kMaxJsonDepth) return std::nullopt;  // no verdict nests so deep
   const std::string text = ReplaceInvalidUtf8(content);
   const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded() || !value.is_object()) return std::nullopt;

@@ -1,6 +1,9 @@
 #include "config/config.h"
 
+#include <sstream>
+#include <cstdio>
 #include <yaml-cpp/yaml.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <exception>
@@ -172,6 +175,30 @@ struct Entry {
   YAML::Node value;
 };
 
+/// One problem per line, whatever the file contains: control characters copied from keys,
+/// values or parser messages are shown escaped (`\n`, `\x00`), so no key can forge a second
+/// problem line (found by tests/fuzz/config_fuzz.cc).
+std::string Printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 /// Collects every problem of one file as `<file>:<line>:<col>: <item>: <message>` lines.
 class Problems {
  public:
@@ -190,7 +217,7 @@ class Problems {
     line += ": ";
     if (!item.empty()) line += item + ": ";
     line += message;
-    lines_.push_back(std::move(line));
+    lines_.push_back(Printable(line));
   }
   bool empty() const { return lines_.empty(); }
   size_t size() const { return lines_.size(); }
@@ -912,27 +939,67 @@ class Loader {
 
 }  // namespace
 
+// Sees whether a YAML document has any content, and where it starts. Used instead of
+// YAML::LoadAll, which loops without end on some inputs (a lone "," grows memory until
+// bad_alloc in yaml-cpp 0.7; found by tests/fuzz/config_fuzz.cc): we only ever need to know
+// whether a second document exists, so at most two documents are parsed.
+class DocumentProbe : public YAML::EventHandler {
+ public:
+  bool content = false;
+  YAML::Mark start = YAML::Mark::null_mark();
+  void OnDocumentStart(const YAML::Mark& mark) override { start = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content = true; }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    content = true;
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    content = true;
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    content = true;
+  }
+  void OnMapEnd() override {}
+};
+
+// The mark of a second document with content, if the text has one.
+std::optional<YAML::Mark> SecondDocument(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentProbe first, second;
+  if (!parser.HandleNextDocument(first)) return std::nullopt;
+  if (!parser.HandleNextDocument(second) || !second.content) return std::nullopt;
+  return second.start;
+}
+
 Result<GateConfig> LoadConfigText(const std::string& text, const std::string& file) {
   Loader loader(file);
   GateConfig config;
   config.file = file;
   try {
-    std::vector<YAML::Node> docs;
+    YAML::Node top;
+    std::optional<YAML::Mark> second;
     try {
-      docs = YAML::LoadAll(text);
+      top = YAML::Load(text);
+      second = SecondDocument(text);
     } catch (const YAML::ParserException& e) {
       Problems syntax(file);
       syntax.AddAt(e.mark, "", e.msg);
       return Status::Error("config", syntax.Joined());
     }
-    if (docs.empty() || (docs[0].IsNull() && docs.size() == 1)) {
+    if (!top.IsDefined() || (top.IsNull() && !second)) {
       return Status::Error("config", file + ":1:1: the file is empty; add a plugins: list");
     }
-    loader.Top(docs[0], config);
-    if (docs.size() > 1) {
-      loader.problems().Add(docs[1], "",
-                            "a second YAML document starts here; the config file holds exactly "
-                            "one document (remove the extra ---)");
+    loader.Top(top, config);
+    if (second) {
+      loader.problems().AddAt(*second, "",
+                              "a second YAML document starts here; the config file holds exactly "
+                              "one document (remove the extra ---)");
     }
   } catch (const std::exception& e) {
     // yaml-cpp conversion or iteration errors we did not foresee: still a config error.

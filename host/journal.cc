@@ -1,4 +1,5 @@
 #include "host/journal.h"
+#include "host/json_depth.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -376,6 +377,10 @@ std::string EncodeJournalLine(const JournalEntry& e) {
 }
 
 Result<JournalEntry> DecodeJournalLine(std::string_view line) {
+  if (JsonNestingDepth(line) > kMaxJsonDepth) {
+    return Status::Error("corrupt", "the line nests deeper than " + std::to_string(kMaxJsonDepth) +
+                                        " levels; no journal entry does");
+  }
   Json value;
   try {
     value = Json::parse(line.begin(), line.end());

@@ -1,4 +1,5 @@
 #include "reports/audit.h"
+#include "host/json_depth.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -457,6 +458,7 @@ CacheEntry ClassifyRecord(const std::string& dir, const std::string& name, FileS
     e.why = std::move(why);
     return e;
   };
+  if (JsonNestingDepth(*raw) > kMaxJsonDepth) return corrupt("nests too deeply to be a record");
   ojson j = ojson::parse(*raw, nullptr, /*allow_exceptions=*/false);
   // The Lookup validity rules (reference §4.9, reports/verdict_cache.cc IsValidRecord).
   if (j.is_discarded()) return corrupt("not valid JSON");
@@ -1099,7 +1101,9 @@ LedgerPart CheckLedger(const OperatorContext& ctx, Findings& f) {
       ++line_no;
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       const std::string where = part.path + ":" + std::to_string(line_no) + ": ";
-      ojson row = ojson::parse(line, nullptr, /*allow_exceptions=*/false);
+      ojson row = JsonNestingDepth(line) > kMaxJsonDepth
+                      ? ojson(ojson::value_t::discarded)
+                      : ojson::parse(line, nullptr, /*allow_exceptions=*/false);
       if (row.is_discarded()) {
         ++part.bad_lines;
         part.problems.push_back(where + "not valid JSON" +

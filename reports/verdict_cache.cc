@@ -1,4 +1,5 @@
 #include "reports/verdict_cache.h"
+#include "host/json_depth.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -104,7 +105,10 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
     }
     return std::nullopt;
   }
-  ordered_json j = ordered_json::parse(*raw, nullptr, /*allow_exceptions=*/false);
+  // Too deep to be a record, and re-serialising it below would recurse: corrupt.
+  ordered_json j = JsonNestingDepth(*raw) > kMaxJsonDepth
+                       ? ordered_json(ordered_json::value_t::discarded)
+                       : ordered_json::parse(*raw, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !IsValidRecord(j)) {
     warnings.Warn("devflow-agent-gate: the verdict cache at " + file +
                   " is corrupt; treating it as a miss");

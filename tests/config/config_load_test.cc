@@ -127,7 +127,7 @@ TEST_CASE("config reports a YAML syntax error at its 1-based line and column") {
 
 TEST_CASE("config rejects a second YAML document") {
   CHECK(ProblemsOf("plugins: []\n---\nplugins: []\n") ==
-        "devflow-gate.yaml:3:1: a second YAML document starts here; the config file holds "
+        "devflow-gate.yaml:2:1: a second YAML document starts here; the config file holds "
         "exactly one document (remove the extra ---)");
 }
 
