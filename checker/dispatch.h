@@ -12,8 +12,8 @@ namespace devflow {
 
 /// One check to run.
 struct CheckRequest {
-  std::string provider;   // provider name from the edge config
-  std::string prompt;     // the whole assembled prompt (sent on stdin)
+  std::string provider;  // provider name from the edge config
+  std::string prompt;    // the whole assembled prompt (sent on stdin)
   int64_t timeout_ms = 600000;
   int64_t max_reply_bytes = 8 * 1024 * 1024;
   std::string card_id;    // DEVFLOW_GATE_CARD

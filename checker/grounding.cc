@@ -967,6 +967,12 @@ const std::vector<std::string>& DefaultExcludedKeys() {
 Result<std::string> JsonEvidenceText(std::string_view json, std::string_view label,
                                      const std::vector<std::string>& extra_excluded_keys) {
   json = StripBom(json);
+  // Same bound as the compat reader, so both modes agree on what evidence is.
+  if (JsonNestingDepth(json) > kMaxJsonDepth) {
+    return Status::Error("corrupt", "evidence " + std::string(label) + " nests deeper than " +
+                                        std::to_string(kMaxJsonDepth) +
+                                        " levels; flatten it or pass it as text");
+  }
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json);

@@ -193,7 +193,8 @@ std::string InputManifest(const std::vector<PromptInput>& inputs) {
   std::string out;
   for (const PromptInput& input : inputs) {
     if (!out.empty()) out += ",";
-    out += input.kind + ":" + std::to_string(input.rev) + ":" + std::to_string(input.content.size());
+    out +=
+        input.kind + ":" + std::to_string(input.rev) + ":" + std::to_string(input.content.size());
   }
   return out;
 }
@@ -224,8 +225,8 @@ Result<PromptParts> ParsePrompt(std::string_view prompt, std::string_view manife
     auto r1 = std::from_chars(rev.data(), rev.data() + rev.size(), e.rev);
     auto r2 = std::from_chars(bytes.data(), bytes.data() + bytes.size(), e.bytes);
     if (r1.ec != std::errc() || r1.ptr != rev.data() + rev.size() || r2.ec != std::errc() ||
-        r2.ptr != bytes.data() + bytes.size() || !ParseSeparatorLine("--- artifact " + e.kind +
-                                                                     " (rev 1) ---")) {
+        r2.ptr != bytes.data() + bytes.size() ||
+        !ParseSeparatorLine("--- artifact " + e.kind + " (rev 1) ---")) {
       return NotAPrompt("DEVFLOW_GATE_INPUTS is malformed");
     }
     entries.push_back(std::move(e));
@@ -242,13 +243,14 @@ Result<PromptParts> ParsePrompt(std::string_view prompt, std::string_view manife
   parts.inputs.assign(entries.size(), PromptInput{});
   for (size_t i = entries.size(); i-- > 0;) {
     const Entry& e = entries[i];
-    const std::string sep = "\n\n--- artifact " + e.kind + " (rev " + std::to_string(e.rev) +
-                            ") ---\n\n";
+    const std::string sep =
+        "\n\n--- artifact " + e.kind + " (rev " + std::to_string(e.rev) + ") ---\n\n";
     if (middle.size() < e.bytes + sep.size() ||
         middle.substr(middle.size() - e.bytes - sep.size(), sep.size()) != sep) {
       return NotAPrompt("the artifact sections do not match DEVFLOW_GATE_INPUTS");
     }
-    parts.inputs[i] = PromptInput{e.kind, e.rev, std::string(middle.substr(middle.size() - e.bytes))};
+    parts.inputs[i] =
+        PromptInput{e.kind, e.rev, std::string(middle.substr(middle.size() - e.bytes))};
     middle.remove_suffix(e.bytes + sep.size());
   }
   parts.body = std::string(middle);

@@ -23,10 +23,10 @@ struct PromptInput {
 struct PromptParts {
   std::string instruction;  // the configured check instruction, verbatim
   std::string card_id;
-  std::string edge;         // "designing->ready"
+  std::string edge;  // "designing->ready"
   std::string title;
-  std::string body;         // the card body as the store returns it (trimmed)
-  std::vector<PromptInput> inputs;  // configured order
+  std::string body;                  // the card body as the store returns it (trimmed)
+  std::vector<PromptInput> inputs;   // configured order
   std::optional<std::string> nonce;  // verdictNonce (issue 4); absent → no nonce sentence
 };
 

@@ -1,9 +1,9 @@
 #include "config/config.h"
 
-#include <sstream>
-#include <cstdio>
-#include <yaml-cpp/yaml.h>
 #include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+#include <cstdio>
+#include <sstream>
 
 #include <algorithm>
 #include <exception>
@@ -355,8 +355,8 @@ class Loader {
   }
 
   std::optional<ProviderConfig> Provider(const Entry& p) {
-    static const std::vector<std::string> kKeys = {"builtin", "command", "args", "env", "network",
-                                                   "sandbox"};
+    static const std::vector<std::string> kKeys = {"builtin", "command", "args",
+                                                   "env",     "network", "sandbox"};
     std::string item = "providers." + p.key;
     ProviderConfig out;
     out.name = p.key;
@@ -455,7 +455,8 @@ class Loader {
       } else {
         problems_.Add(At(*sandbox), item,
                       "sandbox must be on or off (off runs the checker unconfined and names it in "
-                      "every report)" + Got(v));
+                      "every report)" +
+                          Got(v));
       }
     }
     if (problems_.size() != before) return std::nullopt;

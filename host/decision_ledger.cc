@@ -31,7 +31,8 @@ std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
   } else {
     row["edge"] = (outcome.card ? std::string(LocationName(outcome.card->stage)) : "?") + "->" +
                   std::string(LocationName(request.to));
-    row["revision"] = request.expected_revision ? ojson(*request.expected_revision) : ojson(nullptr);
+    row["revision"] =
+        request.expected_revision ? ojson(*request.expected_revision) : ojson(nullptr);
   }
   row["by"] = ActorJson(request.by);
   row["code"] = outcome.code;

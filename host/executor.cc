@@ -45,9 +45,10 @@ Result<Attempt> Executor::Resolve(const MoveRequest& request, Card* card_out) {
   }
   if (IsReworkEdge(card->stage, request.to) &&
       (!request.reason || request.reason->find_first_not_of(" \t\r\n") == std::string::npos)) {
-    return Status::Error("reason-required",
-                         "moving card " + request.id + " from " + Quoted(card->stage) + " back to " +
-                             Quoted(request.to) + " is rework; say why with --reason");
+    return Status::Error("reason-required", "moving card " + request.id + " from " +
+                                                Quoted(card->stage) + " back to " +
+                                                Quoted(request.to) +
+                                                " is rework; say why with --reason");
   }
   Attempt attempt;
   attempt.id = request.id;
@@ -151,8 +152,8 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
   out.ok = true;
   out.code = "committed";
   out.card = *committed;
-  out.message = "card " + request.id + " moved " + std::string(LocationName(attempt->from)) +
-                "->" + std::string(LocationName(attempt->to)) + " (revision " +
+  out.message = "card " + request.id + " moved " + std::string(LocationName(attempt->from)) + "->" +
+                std::string(LocationName(attempt->to)) + " (revision " +
                 std::to_string(committed->stage_revision) + ")";
   return out;
 }

@@ -27,7 +27,11 @@ class UniqueFd {
   UniqueFd(const UniqueFd&) = delete;
   UniqueFd& operator=(const UniqueFd&) = delete;
   int get() const { return fd_; }
-  int release() { int f = fd_; fd_ = -1; return f; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
   void reset() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -160,8 +164,8 @@ class PosixFileSystem : public FileSystem {
     static std::atomic<unsigned> seq{0};
     std::string dir = ParentPath(path);
     std::string name = path.substr(path.find_last_of('/') + 1);
-    std::string tmp = JoinPath(dir, "." + name + "." + std::to_string(::getpid()) + "." +
-                                        std::to_string(seq++) + ".tmp");
+    std::string tmp = JoinPath(
+        dir, "." + name + "." + std::to_string(::getpid()) + "." + std::to_string(seq++) + ".tmp");
     UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     if (fd.get() < 0) return OsError(errno, "open", tmp);
     auto fail = [&](Status s) {

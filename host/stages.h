@@ -11,7 +11,16 @@ namespace devflow {
 
 /// A card location: the seven stages in flow order plus the parking place `blocked`
 /// (which is not a stage).
-enum class Location { kDraft, kDesigning, kReady, kDeveloping, kReviewing, kTesting, kDone, kBlocked };
+enum class Location {
+  kDraft,
+  kDesigning,
+  kReady,
+  kDeveloping,
+  kReviewing,
+  kTesting,
+  kDone,
+  kBlocked
+};
 
 /// "draft", …, "done", "blocked".
 std::string_view LocationName(Location l);

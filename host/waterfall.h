@@ -55,7 +55,7 @@ struct ParkRequest {
 
 /// Side channels of one attempt. Policies never write the journal themselves.
 struct AttemptContext {
-  bool dry_run = false;        // write nothing: no report, no cache record, no park
+  bool dry_run = false;  // write nothing: no report, no cache record, no park
   Warnings* warnings = nullptr;
   std::vector<ParkRequest> parks;  // filled by policies, drained by the executor
   /// Veto reports: the path written (or that would be written, under dry_run) and its text.

@@ -29,8 +29,7 @@ using CardReader = std::function<Result<Card>(const std::string& root, const std
 /// prefix on a cache hit), appended after downstream checks.
 class AgentGate : public Policy {
  public:
-  AgentGate(AgentGateConfig config, CardReader read_card, CheckerDispatch& checker,
-            FileSystem& fs);
+  AgentGate(AgentGateConfig config, CardReader read_card, CheckerDispatch& checker, FileSystem& fs);
 
   std::string id() const override { return "devflow-agent-gate"; }
   Decision Admit(const Attempt& attempt, AttemptContext& context, const Next& next) override;

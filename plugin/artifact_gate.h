@@ -24,8 +24,8 @@ class ArtifactGate : public Policy {
 
   /// The defects of one artifact's content against its kind (empty when sound). `label` names
   /// the artifact in messages, e.g. "design (artifacts/4-design.md)".
-  static std::vector<std::string> Inspect(const ArtifactKindConfig& kind, const std::string& content,
-                                          const std::string& label);
+  static std::vector<std::string> Inspect(const ArtifactKindConfig& kind,
+                                          const std::string& content, const std::string& label);
 
  private:
   Result<std::vector<std::string>> Defects(const Attempt& attempt,

@@ -23,7 +23,8 @@ struct VerdictCacheKey {
   /// and hashes `instruction`.
   static VerdictCacheKey Compute(std::string edge, std::string root, std::string card,
                                  std::vector<std::string> inputs, const std::string& instruction);
-  /// Compact JSON, JS JSON.stringify style: {"edge":…,"root":…,"card":…,"inputs":[…],"promptSha256":…}
+  /// Compact JSON, JS JSON.stringify style:
+  /// {"edge":…,"root":…,"card":…,"inputs":[…],"promptSha256":…}
   std::string CompactJson() const;
   /// First 16 hex of SHA-256(CompactJson()) + ".json".
   std::string FileName() const;

@@ -5,7 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-bash "$top/.ci/setup"
+bash "$top/.ci/setup" devflow-gate
 gate="$top/build/devflow-gate"
 
 ws=$(mktemp -d "${TMPDIR:-/tmp}/devflow-quickstart-XXXXXX")

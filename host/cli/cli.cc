@@ -173,7 +173,8 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const Globals& g, const char*
       d->owned.push_back(
           std::make_unique<AgentGate>(*plugin.agent, reader, *d->checker, RealFileSystem()));
     } else if (plugin.artifact) {
-      d->owned.push_back(std::make_unique<ArtifactGate>(*plugin.artifact, reader, RealFileSystem()));
+      d->owned.push_back(
+          std::make_unique<ArtifactGate>(*plugin.artifact, reader, RealFileSystem()));
     } else if (plugin.grounding) {
       d->owned.push_back(
           std::make_unique<GroundingGate>(*plugin.grounding, reader, RealFileSystem()));
@@ -340,8 +341,8 @@ int MoveExplain(Deployment& d, const MoveRequest& req, bool json) {
   if (json) {
     ojson j;
     j["card"] = req.id;
-    j["edge"] = std::string(LocationName(attempt->from)) + "->" +
-                std::string(LocationName(attempt->to));
+    j["edge"] =
+        std::string(LocationName(attempt->from)) + "->" + std::string(LocationName(attempt->to));
     j["plugins"] = plugins;
     std::cout << Dump(j) << "\n";
   } else {
@@ -438,9 +439,9 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
     if (!out.park_message.empty()) std::cout << "dry run: " << out.park_message << "\n";
     if (!out.ok) std::cout << "dry run: nothing was written\n";
   } else if (out.parked && out.card) {
-    std::cout << "card " << out.card->id << " parked blocked (revision "
-              << out.card->stage_revision << "); recover with: devflow-gate move " << out.card->id
-              << " " << LocationName(out.attempt.from) << "\n";
+    std::cout << "card " << out.card->id << " parked blocked (revision " << out.card->stage_revision
+              << "); recover with: devflow-gate move " << out.card->id << " "
+              << LocationName(out.attempt.from) << "\n";
   }
   return exit;
 }
@@ -500,8 +501,7 @@ int ConfigCheck(const Globals& g, bool json) {
   for (const auto& p : config->providers) {
     std::cout << "    " << p.name << ": "
               << (p.builtin ? "builtin " + *p.builtin : "command " + p.command.front())
-              << ", sandbox " << checker.SandboxLevel(p) << (p.network ? ", network" : "")
-              << "\n";
+              << ", sandbox " << checker.SandboxLevel(p) << (p.network ? ", network" : "") << "\n";
   }
   for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
   return kExitOk;
@@ -528,8 +528,7 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   Globals g;
-  app.add_option("--root", g.root,
-                 "devflow root (default: $DEVFLOW_ROOT, else ./.devflow)");
+  app.add_option("--root", g.root, "devflow root (default: $DEVFLOW_ROOT, else ./.devflow)");
   app.add_option("--config", g.config, "config file (default: <workspace>/devflow-gate.yaml)");
 
   int rc = kExitOk;
@@ -575,7 +574,8 @@ int RunCli(int argc, char** argv) {
   move->add_option("TO", mv.to, "target location (stage name or blocked)")->required();
   move->add_option("--by", mv.by, "actor: human[:NAME], agent[:SESSION], command[:NAME]");
   auto* reason_opt = move->add_option("--reason", mv.reason, "why (required for rework moves)");
-  move->add_option("--expect-revision", mv.expect, "revision the card must be at (default: current)");
+  move->add_option("--expect-revision", mv.expect,
+                   "revision the card must be at (default: current)");
   move->add_flag("--dry-run", mv.dry_run, "run the whole waterfall and the checker; write nothing");
   move->add_flag("--explain", mv.explain, "dispatch nothing, write nothing; show what would run");
   move->add_flag("--json", mv.json, "print one JSON object");
@@ -598,9 +598,8 @@ int RunCli(int argc, char** argv) {
       "grounding", "read an agent-gate prompt on stdin; veto ungrounded dates, URLs, refs, hashes");
   grounding->allow_extras();
   grounding->prefix_command();
-  grounding->callback([&] {
-    rc = RunGroundingChecker(grounding->remaining(), std::cin, std::cout, std::cerr);
-  });
+  grounding->callback(
+      [&] { rc = RunGroundingChecker(grounding->remaining(), std::cin, std::cout, std::cerr); });
 
   // Operator commands: their own argument parsing, read-only except `cache prune`.
   std::vector<std::string> operator_args;

@@ -156,8 +156,8 @@ TEST_CASE(
   for (auto& [name, value] : probe["env"].items()) names.insert(name);
   INFO("checker environment: ", probe["env"].dump());
   CHECK(names == std::set<std::string>{"DEVFLOW_GATE_CARD", "DEVFLOW_GATE_EDGE",
-                                       "DEVFLOW_GATE_INPUTS", "DEVFLOW_GATE_ROOT", "DG_PASS", "HOME", "LANG", "PATH",
-                                       "TMPDIR"});
+                                       "DEVFLOW_GATE_INPUTS", "DEVFLOW_GATE_ROOT", "DG_PASS",
+                                       "HOME", "LANG", "PATH", "TMPDIR"});
   std::map<std::string, std::string> env = probe["env"];
   CHECK(env["DG_PASS"] == "passed-through");
   CHECK(env["DEVFLOW_GATE_CARD"] == "0007-login");

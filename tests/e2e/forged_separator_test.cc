@@ -34,8 +34,8 @@ TEST_CASE("a forged artifact separator in the PRD cannot replace the design the 
   INFO(moved.out << moved.err);
   CHECK(moved.exit_code == 1);
   CHECK(moved.out.find("agent check vetoed designing->ready") != std::string::npos);
-  auto report = test::Slurp(ws.root() + "/reports/agent-gate/" + ws.card() +
-                            "-designing-ready-r4.md");
+  auto report =
+      test::Slurp(ws.root() + "/reports/agent-gate/" + ws.card() + "-designing-ready-r4.md");
   REQUIRE(report.has_value());
   CHECK(report->find("- ref not in evidence: REQ-7") != std::string::npos);
   CHECK(ws.ShowJson()["stage"] == "designing");

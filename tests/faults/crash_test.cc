@@ -196,7 +196,8 @@ TEST_CASE("crash safety: SIGKILL at random moments across 200 moves loses nothin
       add_design(c);
       auto t0 = SteadyClock::now();
       int rc = RunToEnd(root, {"move", c.id, "ready"}, home);
-      durations.push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+      durations.push_back(
+          std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
       longest_ms = std::max(longest_ms, durations.back());
       CHECK(rc == (c.kind == "allow" ? 0 : c.kind == "veto" ? 1 : 3));
       const std::string stage = RequireWholeJournal(card_dir(c) + "/journal.jsonl").second;

@@ -56,7 +56,8 @@ TEST_CASE("a prompt that does not match the manifest is refused, never guessed")
   const std::string prompt = AssemblePrompt(original);
   auto wrong_size = ParsePrompt(prompt, "prd:3:63,design:4:29");
   REQUIRE_FALSE(wrong_size.ok());
-  CHECK(wrong_size.status().message().find("do not match DEVFLOW_GATE_INPUTS") != std::string::npos);
+  CHECK(wrong_size.status().message().find("do not match DEVFLOW_GATE_INPUTS") !=
+        std::string::npos);
   auto wrong_rev = ParsePrompt(prompt, "prd:3:63,design:5:30");
   CHECK_FALSE(wrong_rev.ok());
   auto malformed = ParsePrompt(prompt, "prd:x:63");

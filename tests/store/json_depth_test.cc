@@ -18,17 +18,19 @@ TEST_CASE("nesting depth counts brackets outside strings only") {
 }
 
 TEST_CASE("a journal line nested 100k deep is a corrupt line, not a crash") {
-  std::string line = R"({"rev":1,"at":"x","type":)" + std::string(100000, '[') +
-                     std::string(100000, ']') + "}";
+  std::string line =
+      R"({"rev":1,"at":"x","type":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
   Result<JournalEntry> decoded = DecodeJournalLine(line);
   REQUIRE_FALSE(decoded.ok());
   CHECK(decoded.status().code() == "corrupt");
-  CHECK(decoded.status().message() == "the line nests deeper than 256 levels; no journal entry does");
+  CHECK(decoded.status().message() ==
+        "the line nests deeper than 256 levels; no journal entry does");
 }
 
 TEST_CASE("a verdict block nested 100k deep is not a verdict") {
-  std::string reply = "```json\n{\"verdict\":\"allow\",\"summary\":\"ok\",\"x\":" +
-                      std::string(100000, '[') + std::string(100000, ']') + "}\n```\n";
+  std::string reply =
+      "```json\n{\"verdict\":\"allow\",\"summary\":\"ok\",\"x\":" + std::string(100000, '[') +
+      std::string(100000, ']') + "}\n```\n";
   CHECK_FALSE(ParseLastVerdict(reply).has_value());
 }
 

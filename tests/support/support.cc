@@ -30,7 +30,8 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   // Give back permissions a test may have removed, then delete.
-  for (auto it = fs::recursive_directory_iterator(path_, fs::directory_options::skip_permission_denied, ec);
+  for (auto it = fs::recursive_directory_iterator(
+           path_, fs::directory_options::skip_permission_denied, ec);
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
   }
@@ -126,8 +127,7 @@ Result<std::string> FaultyFileSystem::ReadFileBeneath(const std::string& base,
 }
 
 RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
-                     const std::map<std::string, std::string>& env,
-                     const std::string& stdin_text) {
+                     const std::map<std::string, std::string>& env, const std::string& stdin_text) {
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC))
     throw std::runtime_error("pipe2 failed");
@@ -169,9 +169,18 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cw
     pollfd p[3];
     int n = 0;
     int iout = -1, ierr = -1, iin = -1;
-    if (out_open) { p[n] = {out[0], POLLIN, 0}; iout = n++; }
-    if (err_open) { p[n] = {err[0], POLLIN, 0}; ierr = n++; }
-    if (infd >= 0) { p[n] = {infd, POLLOUT, 0}; iin = n++; }
+    if (out_open) {
+      p[n] = {out[0], POLLIN, 0};
+      iout = n++;
+    }
+    if (err_open) {
+      p[n] = {err[0], POLLIN, 0};
+      ierr = n++;
+    }
+    if (infd >= 0) {
+      p[n] = {infd, POLLOUT, 0};
+      iin = n++;
+    }
     if (::poll(p, n, -1) < 0) {
       if (errno == EINTR) continue;
       break;
@@ -179,15 +188,24 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cw
     if (iin >= 0 && p[iin].revents) {
       ssize_t w = ::write(infd, stdin_text.data() + written, stdin_text.size() - written);
       if (w > 0) written += w;
-      if (w < 0 || written == stdin_text.size()) { ::close(infd); infd = -1; }
+      if (w < 0 || written == stdin_text.size()) {
+        ::close(infd);
+        infd = -1;
+      }
     }
     if (iout >= 0 && p[iout].revents) {
       ssize_t k = ::read(out[0], buf, sizeof buf);
-      if (k > 0) r.out.append(buf, k); else out_open = false;
+      if (k > 0)
+        r.out.append(buf, k);
+      else
+        out_open = false;
     }
     if (ierr >= 0 && p[ierr].revents) {
       ssize_t k = ::read(err[0], buf, sizeof buf);
-      if (k > 0) r.err.append(buf, k); else err_open = false;
+      if (k > 0)
+        r.err.append(buf, k);
+      else
+        err_open = false;
     }
   }
   if (infd >= 0) ::close(infd);
