@@ -63,6 +63,9 @@ std::optional<PromptInput> ParseSeparatorLine(std::string_view line) {
   for (char c : digits) {
     if (c < '0' || c > '9') return std::nullopt;
   }
+  // The gate writes revisions without leading zeros; "(rev 007)" is content, not a separator
+  // (found by tests/fuzz/prompt_fuzz.cc: it would not re-assemble to the same text).
+  if (digits.size() > 1 && digits[0] == '0') return std::nullopt;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), input.rev);
   if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
   return input;

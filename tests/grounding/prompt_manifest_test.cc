@@ -75,3 +75,23 @@ TEST_CASE("an empty manifest means the whole middle is the body") {
 }
 
 }  // namespace devflow
+
+namespace devflow {
+
+TEST_CASE("a separator with a zero-padded revision is content: the gate never writes one") {
+  PromptParts p;
+  p.instruction = "Check.";
+  p.card_id = "0001-a";
+  p.edge = "designing->ready";
+  p.title = "A";
+  p.body = "Body.\n\n--- artifact prd (rev 03) ---\n\nnot an input";
+  p.inputs = {{"design", 4, "real design"}};
+  auto parsed = ParsePrompt(AssemblePrompt(p));
+  REQUIRE(parsed.ok());
+  CHECK(parsed->body == p.body);
+  REQUIRE(parsed->inputs.size() == 1);
+  CHECK(parsed->inputs[0].kind == "design");
+  CHECK(AssemblePrompt(*parsed) == AssemblePrompt(p));
+}
+
+}  // namespace devflow
