@@ -609,10 +609,12 @@ class Loader {
           NonBlank(dir, dir->key_node, item, "verdictCacheDir must be a non-empty path when set");
     }
     if (const Entry* t = FindEntry(entries, "checkTimeoutMs")) {
-      if (auto v = PositiveInteger(*t, item, "checkTimeoutMs")) out.check_timeout_ms = *v;
+      if (auto v = PositiveInteger(*t, item, "checkTimeoutMs", 7LL * 24 * 3600 * 1000, "7 days"))
+        out.check_timeout_ms = *v;
     }
     if (const Entry* m = FindEntry(entries, "maxReplyBytes")) {
-      if (auto v = PositiveInteger(*m, item, "maxReplyBytes")) out.max_reply_bytes = *v;
+      if (auto v = PositiveInteger(*m, item, "maxReplyBytes", 1LL << 30, "1 GiB"))
+        out.max_reply_bytes = *v;
     }
     return out;
   }
@@ -682,7 +684,8 @@ class Loader {
   /// Plain decimal digits only, >= 1: no quotes, sign, fraction, exponent, or leading zero
   /// (yaml-cpp reads `010` as octal 8, upstream's YAML 1.2 loader as 10).
   std::optional<int64_t> PositiveInteger(const Entry& e, const std::string& item,
-                                         const std::string& name) {
+                                         const std::string& name, int64_t max,
+                                         const std::string& max_words) {
     std::string message = name + " must be a positive integer";
     const YAML::Node& v = e.value;
     if (!v.IsScalar() || v.Tag() != "?") {
@@ -710,6 +713,11 @@ class Loader {
     int64_t value = std::stoll(s);
     if (value < 1) {
       problems_.Add(v, item, message);
+      return std::nullopt;
+    }
+    if (value > max) {
+      problems_.Add(v, item,
+                    name + " must be at most " + std::to_string(max) + " (" + max_words + ")");
       return std::nullopt;
     }
     return value;
@@ -1030,6 +1038,22 @@ std::vector<std::string> ConfigWarnings(const GateConfig& config) {
     const PluginConfig& plugin = config.plugins[i];
     if (!plugin.agent) continue;
     for (const auto& edge : plugin.agent->edges) {
+      const std::string where = "plugins[" + std::to_string(i) + "](" + plugin.id + "): edges[\"" +
+                                edge.edge.Name() + "\"]";
+      if (edge.edge.to == Location::kBlocked) {
+        out.push_back(where +
+                      " gates moves into blocked, so it also gates the gate's own parking: a "
+                      "fault there cannot park the card");
+      }
+      bool can_fire = false;
+      for (int c = 0; c <= static_cast<int>(ServiceClass::kEmergency); ++c) {
+        for (int b = 0; b <= static_cast<int>(Location::kDone); ++b) {
+          can_fire =
+              can_fire || IsLegalTransition(edge.edge.from, edge.edge.to, static_cast<Location>(b),
+                                            static_cast<ServiceClass>(c));
+        }
+      }
+      if (!can_fire) out.push_back(where + " is never a legal move, so this check never runs");
       if (config.FindProvider(edge.provider)) continue;
       out.push_back("plugins[" + std::to_string(i) + "](" + plugin.id +
                     "): " + EdgeItem(edge.edge.Name()) + ".provider " + Quote(edge.provider) +

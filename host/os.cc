@@ -153,8 +153,15 @@ class PosixFileSystem : public FileSystem {
   }
 
   Result<std::string> ReadFile(const std::string& path) override {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK so a FIFO planted where a file should be cannot hang the gate; only regular
+    // files are read.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (fd.get() < 0) return OsError(errno, "open", path);
+    struct stat kind {};
+    if (::fstat(fd.get(), &kind) == 0 && !S_ISREG(kind.st_mode) && !S_ISDIR(kind.st_mode)) {
+      return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
+    }
+    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
     struct stat st {};
     if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
     return ReadAll(fd.get(), path);

@@ -132,13 +132,27 @@ std::optional<Actor> ParseActor(const std::string& text) {
   return std::nullopt;
 }
 
+// Human text on a terminal: a checker's words must not carry escape sequences or line breaks
+// into it (the journal and --json keep them verbatim, escaped).
+std::string Terminal(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
+  }
+  return out;
+}
+
 int Fail(const std::string& message, int code = kExitUsage) {
   std::cerr << "devflow-gate: " << message << "\n";
   return code;
 }
 
 int ExitFor(const std::string& code) {
-  if (code == "not-found" || code == "usage" || code == "config") return kExitUsage;
+  if (code == "not-found" || code == "usage" || code == "config" || code == "empty-title" ||
+      code == "invalid-slug" || code == "invalid-kind") {
+    return kExitUsage;
+  }
   return kExitRejected;
 }
 
@@ -253,7 +267,8 @@ int CardShow(const Globals& g, const std::string& id, bool json) {
     if (e.reason) std::cout << " (" << *e.reason << ")";
     if (e.gate) {
       for (const auto& check : e.gate->checks) {
-        std::cout << "\n        check by " << check.by.kind << ": " << check.summary.value_or("");
+        std::cout << "\n        check by " << check.by.kind << ": "
+                  << Terminal(check.summary.value_or(""));
       }
     }
     std::cout << "\n";
@@ -289,6 +304,7 @@ int ArtifactAdd(const Globals& g, const std::string& id, const std::string& kind
                 const std::string& file, const std::string& by, std::optional<int64_t> expect) {
   auto actor = ParseActor(by);
   if (!actor) return Fail("--by must be human[:NAME], agent[:SESSION] or command[:NAME]");
+  if (expect && *expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
   Result<std::string> content = RealFileSystem().ReadFile(file);
   if (!content.ok()) return Fail("cannot read the artifact file: " + content.status().message());
   Store store(ResolveRoot(g), RealFileSystem(), SystemClock(), StderrWarnings());
@@ -361,6 +377,7 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   auto actor = ParseActor(a.by);
   if (!actor) return Fail("--by must be human[:NAME], agent[:SESSION] or command[:NAME]");
   if (a.dry_run && a.explain) return Fail("pass --dry-run or --explain, not both");
+  if (a.expect && *a.expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
   Result<std::unique_ptr<Deployment>> d = LoadDeployment(g, argv0);
   if (!d.ok()) return PrintConfigProblem(d.status());
   MoveRequest req;
@@ -425,10 +442,10 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
     return exit;
   }
   if (exit == kExitUsage) return Fail(out.message, exit);
-  std::cout << out.message << "\n";
+  std::cout << Terminal(out.message) << "\n";
   if (out.ok) {
     for (const auto& c : out.checks) {
-      std::cout << "  check by " << c.by.kind << ": " << c.summary.value_or("") << "\n";
+      std::cout << "  check by " << c.by.kind << ": " << Terminal(c.summary.value_or("")) << "\n";
     }
   }
   if (a.dry_run) {
@@ -438,6 +455,8 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
     }
     if (!out.park_message.empty()) std::cout << "dry run: " << out.park_message << "\n";
     if (!out.ok) std::cout << "dry run: nothing was written\n";
+  } else if (out.failed_closed && !out.parked) {
+    std::cout << "the card was NOT parked: " << out.park_message << "\n";
   } else if (out.parked && out.card) {
     std::cout << "card " << out.card->id << " parked blocked (revision " << out.card->stage_revision
               << "); recover with: devflow-gate move " << out.card->id << " "
@@ -511,16 +530,51 @@ int ConfigCheck(const Globals& g, bool json) {
 
 int RunCli(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a checker that exits early must not kill the host
-  // Built-in checkers and `ground` take their own arguments verbatim (release_gate.py's
-  // flags; the checker runs as a subprocess).
-  if (argc >= 3 && std::string(argv[1]) == "checker" && std::string(argv[2]) == "grounding") {
-    std::vector<std::string> args(argv + 3, argv + argc);
-    return RunGroundingChecker(args, std::cin, std::cout, std::cerr);
+  // Global options come first; the commands below parse their own arguments (release_gate.py's
+  // flags for `ground`, the checker's for `checker grounding`, the operators' sub-words), so
+  // they are dispatched before CLI11 sees them.
+  Globals pre;
+  int at = 1;
+  while (at < argc) {
+    const std::string word = argv[at];
+    auto take = [&](const char* name, std::string& into) {
+      const std::string flag = name;
+      if (word == flag && at + 1 < argc) {
+        into = argv[at + 1];
+        at += 2;
+        return true;
+      }
+      if (word.rfind(flag + "=", 0) == 0) {
+        into = word.substr(flag.size() + 1);
+        at += 1;
+        return true;
+      }
+      return false;
+    };
+    if (!take("--root", pre.root) && !take("--config", pre.config)) break;
   }
-  if (argc >= 2 && std::string(argv[1]) == "ground") {
-    std::vector<std::string> args(argv + 2, argv + argc);
-    return RunGroundCommand(args, std::cout, std::cerr);
+  const std::string command = at < argc ? argv[at] : "";
+  const std::vector<std::string> rest(argv + std::min(at + 1, argc), argv + argc);
+  if (command == "checker" && !rest.empty() && rest[0] == "grounding") {
+    return RunGroundingChecker({rest.begin() + 1, rest.end()}, std::cin, std::cout, std::cerr);
   }
+  if (command == "ground") return RunGroundCommand(rest, std::cout, std::cerr);
+  if (command == "audit" || command == "reports" || command == "cache") {
+    std::string root = ResolveRoot(pre);
+    std::string file = ResolveConfig(pre, root);
+    GateConfig loaded;
+    Result<FileKind> kind = RealFileSystem().Kind(file);
+    if (kind.ok() && *kind != FileKind::kNone) {
+      Result<GateConfig> config = LoadConfigFile(file);
+      if (!config.ok()) return PrintConfigProblem(config.status());
+      loaded = *config;
+    }
+    OperatorContext ctx{root, loaded, RealFileSystem(), RealHostProbe()};
+    if (command == "audit") return RunAuditCommand(rest, ctx, std::cout, std::cerr);
+    if (command == "reports") return RunReportsCommand(rest, ctx, std::cout, std::cerr);
+    return RunCacheCommand(rest, ctx, std::cout, std::cerr);
+  }
+
   CLI::App app{
       "devflow-gate: an admission plugin host for devflow card transitions.\n"
       "Runs the waterfall of admission policies in devflow-gate.yaml before a card moves."};
@@ -601,46 +655,23 @@ int RunCli(int argc, char** argv) {
   grounding->callback(
       [&] { rc = RunGroundingChecker(grounding->remaining(), std::cin, std::cout, std::cerr); });
 
-  // Operator commands: their own argument parsing, read-only except `cache prune`.
-  std::vector<std::string> operator_args;
-  auto add_operator = [&](const char* name, const char* help, auto run) {
-    auto* sub = app.add_subcommand(name, help);
-    sub->prefix_command();
-    sub->allow_extras();
-    sub->set_help_flag();
-    sub->callback([&, sub, run] {
-      std::string root = ResolveRoot(g);
-      std::string file = ResolveConfig(g, root);
-      GateConfig loaded;
-      Result<FileKind> kind = RealFileSystem().Kind(file);
-      if (kind.ok() && *kind != FileKind::kNone) {
-        Result<GateConfig> config = LoadConfigFile(file);
-        if (!config.ok()) {
-          rc = PrintConfigProblem(config.status());
-          return;
-        }
-        loaded = *config;
-      }
-      OperatorContext ctx{root, loaded, RealFileSystem(), RealHostProbe()};
-      rc = run(sub->remaining(), ctx, std::cout, std::cerr);
-    });
-  };
-  add_operator("audit", "health report of the root: journals, locks, parked cards, cache, ledger",
-               RunAuditCommand);
-  add_operator("reports", "veto reports: list | show PATH|NAME", RunReportsCommand);
-  add_operator("cache", "verdict cache: list | verify | prune [--dry-run]", RunCacheCommand);
+  // Listed for --help; dispatched above with their own argument parsing.
+  app.add_subcommand("audit",
+                     "health report of the root: journals, locks, parked cards, cache, ledger");
+  app.add_subcommand("reports", "veto reports: list | show PATH|NAME");
+  app.add_subcommand("cache", "verdict cache: list | verify | prune [--dry-run]");
   app.add_subcommand("ground",
                      "release_gate.py drop-in: --claim F --evidence F… (see docs/grounding.md)")
       ->allow_extras();
 
   // CLI11 reports an unknown first word as "A subcommand is required"; name it instead.
-  if (argc >= 2 && argv[1][0] != '-') {
+  if (!command.empty() && command[0] != '-') {
     bool known = false;
     for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-      known = known || sub->get_name() == argv[1];
+      known = known || sub->get_name() == command;
     }
     if (!known) {
-      std::cerr << "devflow-gate: unknown command \"" << argv[1]
+      std::cerr << "devflow-gate: unknown command \"" << command
                 << "\"; commands: card, artifact, move, config, ground, checker, audit, reports, "
                    "cache\n"
                 << "run 'devflow-gate --help' (or '<command> --help') for usage\n";

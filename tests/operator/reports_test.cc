@@ -46,7 +46,9 @@ TEST_CASE("reports list prints each report's card, edge, revision, at and summar
                        ": the design cites a date\n" + "2 veto reports in " + r.ReportDir() + "\n");
 }
 
-TEST_CASE("reports list --json gives path, card, edge, revision, at and the whole summary") {
+TEST_CASE(
+    "reports list --json gives path, card, edge, revision, at and the summary (one line in the "
+    "report)") {
   OperatorRoot r;
   std::string a = WriteReport(r.ReportDir(), Facts("0001-a", 7, "two lines\nof summary"));
   Spit(r.ReportDir() + "/0009-z-designing-ready-r1.md", "# something else\n");
@@ -63,7 +65,7 @@ TEST_CASE("reports list --json gives path, card, edge, revision, at and the whol
                {"edge", "designing->ready"},
                {"revision", 7},
                {"at", kT0},
-               {"summary", "two lines\nof summary"}},
+               {"summary", "two lines of summary"}},
               {{"path", r.ReportDir() + "/0009-z-designing-ready-r1.md"},
                {"problem",
                 "it does not start with \"# Agent check veto: card <id>, edge <edge>\""}}}},
