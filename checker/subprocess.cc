@@ -28,6 +28,7 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/start_dir.hpp>
 #include <boost/process/v2/stdio.hpp>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -157,9 +158,12 @@ class ScratchDir {
     }
     std::filesystem::remove_all(path_, ec);
   }
-  /// mkdtemp under `parent`; false (with errno) on failure.
+  /// mkdtemp under `parent`; false (with errno) on failure. The name carries the host's pid,
+  /// so the scratch dirs of a host that was killed (SIGKILL skips every destructor) are
+  /// recognised and removed by the next dispatch.
   bool Create(const std::string& parent) {
-    std::string tmpl = parent + "/devflow-gate-checker-XXXXXX";
+    RemoveOrphans(parent);
+    std::string tmpl = parent + "/" + kPrefix + std::to_string(::getpid()) + "-XXXXXX";
     if (!::mkdtemp(tmpl.data())) return false;
     path_ = tmpl;
     return true;
@@ -167,6 +171,25 @@ class ScratchDir {
   const std::string& path() const { return path_; }
 
  private:
+  static constexpr const char* kPrefix = "devflow-gate-checker-";
+  static void RemoveOrphans(const std::string& parent) {
+    std::error_code ec;
+    const std::string prefix = kPrefix;
+    for (auto it = std::filesystem::directory_iterator(parent, ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.rfind(prefix, 0) != 0) continue;
+      const std::string rest = name.substr(prefix.size());
+      const size_t dash = rest.find('-');
+      if (dash == std::string::npos || dash == 0) continue;
+      pid_t owner = 0;
+      auto [end, err] = std::from_chars(rest.data(), rest.data() + dash, owner);
+      if (err != std::errc() || end != rest.data() + dash || owner <= 0) continue;
+      if (::kill(owner, 0) == 0 || errno != ESRCH) continue;  // its host still runs
+      std::error_code ignored;
+      std::filesystem::remove_all(it->path(), ignored);
+    }
+  }
   std::string path_;
 };
 
@@ -602,7 +625,20 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
         return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
       };
       std::string absolute = executable[0] == '/' ? executable : real(executable);
-      std::vector<std::string> command = {absolute};
+      std::vector<std::string> command;
+      // bubblewrap clears the parent-death signal when it changes credentials, so a host killed
+      // early would leave the sandbox running. coreutils `timeout` inside it bounds the checker
+      // by the deadline (plus the grace) even then; normally the host kills it first.
+      static const std::string timeout_program = [] {
+        std::vector<bp2::environment::key_value_pair> system_path = {
+            {"PATH", "/usr/local/bin:/usr/bin:/bin"}};
+        return bp2::environment::find_executable("timeout", system_path).string();
+      }();
+      if (!timeout_program.empty()) {
+        const int64_t bound_s = (request.timeout_ms + options_.term_grace_ms) / 1000 + 2;
+        command = {timeout_program, "--foreground", "-s", "KILL", std::to_string(bound_s)};
+      }
+      command.push_back(absolute);
       command.insert(command.end(), args.begin(), args.end());
       BwrapSpec spec{support.bwrap, request.workspace.empty() ? "" : real(request.workspace),
                      real(scratch.path()), provider.network, support.env};
