@@ -964,22 +964,32 @@ const std::vector<std::string>& DefaultExcludedKeys() {
   return keys;
 }
 
-Result<std::string> JsonEvidenceText(std::string_view json, std::string_view label,
-                                     const std::vector<std::string>& extra_excluded_keys) {
-  json = StripBom(json);
-  // Same bound as the compat reader, so both modes agree on what evidence is.
+namespace {
+
+// Both evidence readers: BOM tolerated, depth bounded (the compat dump recurses; a 100k-deep
+// file would overflow the stack), unparsable text is corrupt evidence, never raw text.
+template <class Json>
+Result<Json> ParseEvidenceJson(std::string_view json, std::string_view label) {
   if (JsonNestingDepth(json) > kMaxJsonDepth) {
     return Status::Error("corrupt", "evidence " + std::string(label) + " nests deeper than " +
                                         std::to_string(kMaxJsonDepth) +
                                         " levels; flatten it or pass it as text");
   }
-  nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(json);
+    return Json::parse(json);
   } catch (const nlohmann::json::exception& e) {
     return Status::Error("corrupt", "evidence " + std::string(label) + " is not valid JSON: " +
                                         e.what() + "; fix the file or pass it as text");
   }
+}
+
+}  // namespace
+
+Result<std::string> JsonEvidenceText(std::string_view json, std::string_view label,
+                                     const std::vector<std::string>& extra_excluded_keys) {
+  Result<nlohmann::json> parsed = ParseEvidenceJson<nlohmann::json>(StripBom(json), label);
+  if (!parsed.ok()) return parsed.status();
+  const nlohmann::json& doc = *parsed;
   std::unordered_set<std::string> excluded(DefaultExcludedKeys().begin(),
                                            DefaultExcludedKeys().end());
   excluded.insert(extra_excluded_keys.begin(), extra_excluded_keys.end());
@@ -1041,19 +1051,9 @@ void DumpPython(const nlohmann::ordered_json& value, std::string& out) {
 Result<std::string> CompatJsonEvidenceText(std::string_view json, std::string_view label,
                                            const std::vector<std::string>& extra_excluded_keys) {
   json = StripBom(json);
-  // DumpPython recurses: bound the depth first (a 100k-deep file would overflow the stack).
-  if (JsonNestingDepth(json) > kMaxJsonDepth) {
-    return Status::Error("corrupt", "evidence " + std::string(label) + " nests deeper than " +
-                                        std::to_string(kMaxJsonDepth) +
-                                        " levels; flatten it or pass it as text");
-  }
-  nlohmann::ordered_json doc;
-  try {
-    doc = nlohmann::ordered_json::parse(json);
-  } catch (const nlohmann::json::exception& e) {
-    return Status::Error("corrupt", "evidence " + std::string(label) + " is not valid JSON: " +
-                                        e.what() + "; fix the file or pass it as text");
-  }
+  Result<nlohmann::ordered_json> parsed = ParseEvidenceJson<nlohmann::ordered_json>(json, label);
+  if (!parsed.ok()) return parsed.status();
+  nlohmann::ordered_json& doc = *parsed;
   if (!doc.is_object()) return std::string(json);
   std::unordered_set<std::string> excluded(DefaultExcludedKeys().begin(),
                                            DefaultExcludedKeys().end());

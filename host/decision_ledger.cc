@@ -6,13 +6,7 @@ namespace devflow {
 namespace {
 using ojson = nlohmann::ordered_json;
 
-ojson ActorJson(const Actor& a) {
-  ojson j;
-  j["kind"] = a.kind;
-  if (a.name) j["name"] = *a.name;
-  if (a.session) j["session"] = *a.session;
-  return j;
-}
+ojson ActorJson(const Actor& a) { return ojson::parse(EncodeActorJson(a)); }
 }  // namespace
 
 std::string DecisionLedgerPath(const std::string& root) {
@@ -38,15 +32,7 @@ std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
   row["code"] = outcome.code;
   row["ok"] = outcome.ok;
   row["message"] = outcome.message;
-  ojson checks = ojson::array();
-  for (const auto& c : outcome.checks) {
-    ojson j;
-    j["by"] = ActorJson(c.by);
-    j["verdict"] = "allowed";
-    if (c.summary) j["summary"] = *c.summary;
-    checks.push_back(j);
-  }
-  row["checks"] = checks;
+  row["checks"] = ojson::parse(EncodeChecksJson(outcome.checks));
   ojson report = nullptr;
   for (const auto& r : outcome.reports) {
     if (r.written) report = r.path;

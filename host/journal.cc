@@ -207,6 +207,18 @@ OrderedJson EncodeActor(const Actor& a) {
   return j;
 }
 
+OrderedJson EncodeChecks(const std::vector<GateCheck>& checks) {
+  OrderedJson out = OrderedJson::array();
+  for (const GateCheck& c : checks) {
+    OrderedJson check = OrderedJson::object();
+    check["by"] = EncodeActor(c.by);
+    check["verdict"] = "allowed";
+    if (c.summary) check["summary"] = *c.summary;
+    out.push_back(std::move(check));
+  }
+  return out;
+}
+
 std::string Quoted(Location l) { return "\"" + std::string(LocationName(l)) + "\""; }
 
 // The fold rules of foldJournal (reference §1.7) for the entry at 0-based `index`.
@@ -339,17 +351,7 @@ std::string EncodeJournalLine(const JournalEntry& e) {
       if (e.gate && (e.gate->approved_by || !e.gate->checks.empty())) {
         OrderedJson gate = OrderedJson::object();
         if (e.gate->approved_by) gate["approvedBy"] = EncodeActor(*e.gate->approved_by);
-        if (!e.gate->checks.empty()) {
-          OrderedJson checks = OrderedJson::array();
-          for (const GateCheck& c : e.gate->checks) {
-            OrderedJson check = OrderedJson::object();
-            check["by"] = EncodeActor(c.by);
-            check["verdict"] = "allowed";
-            if (c.summary) check["summary"] = *c.summary;
-            checks.push_back(std::move(check));
-          }
-          gate["checks"] = std::move(checks);
-        }
+        if (!e.gate->checks.empty()) gate["checks"] = EncodeChecks(e.gate->checks);
         j["gate"] = std::move(gate);
       }
       break;
@@ -443,6 +445,14 @@ Status ApplyEntry(CardState& state, const JournalEntry& entry) {
   }
   state = std::move(next);
   return Status::Ok();
+}
+
+std::string EncodeActorJson(const Actor& actor) {
+  return EncodeActor(actor).dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+std::string EncodeChecksJson(const std::vector<GateCheck>& checks) {
+  return EncodeChecks(checks).dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 
 }  // namespace devflow

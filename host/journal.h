@@ -80,6 +80,12 @@ struct JournalEntry {
 /// An empty `gate` (no approvedBy, no checks) is omitted.
 std::string EncodeJournalLine(const JournalEntry& entry);
 
+/// `{"kind":…,"name"?,"session"?}` exactly as a journal line writes an actor.
+std::string EncodeActorJson(const Actor& actor);
+/// `[{"by":…,"verdict":"allowed","summary"?},…]` exactly as a journal line writes gate.checks
+/// (used by `--json` output and the decision ledger, so all three agree byte for byte).
+std::string EncodeChecksJson(const std::vector<GateCheck>& checks);
+
 /// Decodes one line. On failure the Status (code "corrupt") message is the bare problem,
 /// e.g. `actor field "kind" must be human, agent, or command`; the caller prefixes
 /// `<path>:<line>: `.

@@ -69,24 +69,8 @@ std::string Dump(const ojson& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-ojson ActorJson(const Actor& a) {
-  ojson j;
-  j["kind"] = a.kind;
-  if (a.name) j["name"] = *a.name;
-  if (a.session) j["session"] = *a.session;
-  return j;
-}
-
 ojson ChecksJson(const std::vector<GateCheck>& checks) {
-  ojson arr = ojson::array();
-  for (const auto& c : checks) {
-    ojson j;
-    j["by"] = ActorJson(c.by);
-    j["verdict"] = "allowed";
-    if (c.summary) j["summary"] = *c.summary;
-    arr.push_back(j);
-  }
-  return arr;
+  return ojson::parse(EncodeChecksJson(checks));
 }
 
 ojson CardBrief(const Card& c) {
