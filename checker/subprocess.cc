@@ -258,6 +258,27 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
   return children;
 }
 
+// coreutils `timeout`, which bounds a sandboxed checker by its deadline even when the host is
+// killed (bubblewrap clears the parent-death signal while it starts); "" when absent.
+const std::string& DeadlineGuardProgram() {
+  static const std::string program = [] {
+    std::vector<bp2::environment::key_value_pair> system_path = {
+        {"PATH", "/usr/local/bin:/usr/bin:/bin"}};
+    std::string found = bp2::environment::find_executable("timeout", system_path).string();
+    char buf[PATH_MAX];
+    return found.empty() || !::realpath(found.c_str(), buf) ? found : std::string(buf);
+  }();
+  return program;
+}
+
+bool IsDeadlineGuard(pid_t pid) {
+  if (DeadlineGuardProgram().empty()) return false;
+  char buf[PATH_MAX];
+  const std::string link = "/proc/" + std::to_string(pid) + "/exe";
+  ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
+  return n > 0 && std::string(buf, static_cast<size_t>(n)) == DeadlineGuardProgram();
+}
+
 // Reaps whatever members of the group are our own children (WNOHANG: never blocks).
 void ReapGroup(pid_t pgid) {
   for (;;) {
@@ -460,9 +481,20 @@ struct Run {
   // group of bubblewrap's child (the namespace's init, which ignores it, and the checker).
   void Terminate() {
     if (bwrap) {
-      std::vector<pid_t> inside = ChildrenOf(pgid);
-      for (pid_t child : inside) ::kill(-child, SIGTERM);
-      if (!inside.empty()) return;
+      // Every process below the namespace's init gets TERM once, except the deadline guard,
+      // which would forward it to the checker a second time.
+      std::vector<pid_t> frontier = ChildrenOf(pgid);
+      if (!frontier.empty()) {
+        while (!frontier.empty()) {
+          const pid_t parent = frontier.back();
+          frontier.pop_back();
+          for (pid_t child : ChildrenOf(parent)) {
+            if (!IsDeadlineGuard(child)) ::kill(child, SIGTERM);
+            frontier.push_back(child);
+          }
+        }
+        return;
+      }
     }
     ::kill(-pgid, SIGTERM);
   }
@@ -629,11 +661,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
       // bubblewrap clears the parent-death signal when it changes credentials, so a host killed
       // early would leave the sandbox running. coreutils `timeout` inside it bounds the checker
       // by the deadline (plus the grace) even then; normally the host kills it first.
-      static const std::string timeout_program = [] {
-        std::vector<bp2::environment::key_value_pair> system_path = {
-            {"PATH", "/usr/local/bin:/usr/bin:/bin"}};
-        return bp2::environment::find_executable("timeout", system_path).string();
-      }();
+      const std::string& timeout_program = DeadlineGuardProgram();
       if (!timeout_program.empty()) {
         const int64_t bound_s = (request.timeout_ms + options_.term_grace_ms) / 1000 + 2;
         command = {timeout_program, "--foreground", "-s", "KILL", std::to_string(bound_s)};

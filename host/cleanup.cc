@@ -50,7 +50,10 @@ TempSweep RemoveStaleTemps(FileSystem& fs, const std::vector<std::string>& dirs,
   for (const std::string& dir : dirs) {
     Result<std::vector<std::string>> names = fs.ListDir(dir);
     if (!names.ok()) {
-      if (names.status().code() != "ENOENT") sweep.errors.push_back(names.status().message());
+      // Absent, or not a directory: nothing to sweep (the reader of that path reports it).
+      if (names.status().code() != "ENOENT" && names.status().code() != "ENOTDIR") {
+        sweep.errors.push_back(names.status().message());
+      }
       continue;
     }
     for (const std::string& name : *names) {

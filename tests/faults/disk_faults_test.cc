@@ -182,7 +182,12 @@ TEST_CASE("fault: a commit.lock held while a checker fault parks only warns; not
   auto r = ws.Gate({"move", kCard, "ready"});
   const std::string fault = "the checker ended with exit code 7: boom";
   CHECK(r.exit_code == 3);
-  CHECK(r.out == CouldNotRun(fault));
+  const std::string locked = "card " + std::string(kCard) + " stayed locked by another commit (" +
+                             lock +
+                             "); nothing was written, so retry the move; if no devflow process is "
+                             "running, the lock is stale: remove " +
+                             lock;
+  CHECK(r.out == CouldNotRun(fault) + "the card was NOT parked: " + locked + "\n");
   CHECK(r.err == std::string("devflow-agent-gate: failed to park card ") + kCard +
                      " blocked: card " + kCard + " stayed locked by another commit (" + lock +
                      "); nothing was written, so retry the move; if no devflow process is "
