@@ -34,6 +34,8 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -172,6 +174,27 @@ class ScratchDir {
 
  private:
   static constexpr const char* kPrefix = "devflow-gate-checker-";
+  // A host killed while bubblewrap was starting can leave that bubblewrap behind (it clears
+  // the parent-death signal while it sets up); its command line names the dead host's scratch
+  // dir, which is how it is found. Rare: only runs when an orphaned scratch dir exists.
+  static void KillUsersOf(const std::string& scratch) {
+    DIR* dir = ::opendir("/proc");
+    if (!dir) return;
+    while (dirent* entry = ::readdir(dir)) {
+      char* end = nullptr;
+      long pid = std::strtol(entry->d_name, &end, 10);
+      if (pid <= 0 || *end != '\0' || pid == ::getpid()) continue;
+      std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      for (char& c : cmdline) {
+        if (c == '\0') c = ' ';
+      }
+      if (cmdline.find(" " + scratch + " ") != std::string::npos) {
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+      }
+    }
+    ::closedir(dir);
+  }
   static void RemoveOrphans(const std::string& parent) {
     std::error_code ec;
     const std::string prefix = kPrefix;
@@ -186,6 +209,7 @@ class ScratchDir {
       auto [end, err] = std::from_chars(rest.data(), rest.data() + dash, owner);
       if (err != std::errc() || end != rest.data() + dash || owner <= 0) continue;
       if (::kill(owner, 0) == 0 || errno != ESRCH) continue;  // its host still runs
+      KillUsersOf(it->path().string());
       std::error_code ignored;
       std::filesystem::remove_all(it->path(), ignored);
     }

@@ -401,7 +401,7 @@ class Currency {
     if (it == cards_.end()) it = cards_.emplace(key.card, store_.Read(key.card)).first;
     const Result<Card>& card = it->second;
     if (!card.ok()) {
-      const std::string& code = card.status().code();
+      const std::string code = card.status().code();
       if (code == "not-found") return "card gone: " + key.card + " is not a card of this root";
       if (code == "archived") return "card gone: " + key.card + " is archived";
       return "card unreadable: " + card.status().message();
@@ -1039,7 +1039,7 @@ ojson CheckTemps(const OperatorContext& ctx, const std::vector<std::string>& ext
     if (!visited.insert(dir).second) continue;
     auto names = ctx.fs.ListDir(dir);
     if (!names.ok()) {
-      const std::string& code = names.status().code();
+      const std::string code = names.status().code();
       if (code != "ENOENT" && code != "ENOTDIR") {
         f.problems.push_back(dir + " cannot be listed: " + names.status().message() +
                              "; check its permissions (the audit could not look inside)");
