@@ -388,7 +388,7 @@ bool ValidDate(int year, int month, int day) {
 }
 
 std::string IsoDate(int year, int month, int day) {
-  char buf[16];
+  char buf[48];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", year, month, day);
   return buf;
 }
