@@ -1,0 +1,104 @@
+// What a killed host leaves (SIGKILL skips every destructor) is cleared by the next dispatch:
+// its scratch dir, and a sandbox that outlived it (found by the scratch path on its command
+// line). Also: a sandboxed checker runs under the deadline guard, so it ends by itself.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "checker/subprocess.h"
+#include "support/support.h"
+
+namespace devflow {
+namespace {
+
+// A pid that belonged to a process of ours and is now certainly gone.
+pid_t DeadPid() {
+  pid_t pid = ::fork();
+  if (pid == 0) _exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+bool Alive(pid_t pid) {
+  if (::waitpid(pid, nullptr, WNOHANG) == pid) return false;  // reaped: it was killed
+  return ::kill(pid, 0) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("the next dispatch removes a dead host's scratch dir and kills what still names it") {
+  test::TempDir parent, ws;
+  const std::string orphan =
+      parent.path() + "/devflow-gate-checker-" + std::to_string(DeadPid()) + "-AbCdEf";
+  std::filesystem::create_directories(orphan + "/home");
+  const std::string live =
+      parent.path() + "/devflow-gate-checker-" + std::to_string(::getpid()) + "-LiVeOn";
+  std::filesystem::create_directories(live);
+  // Stands in for a bubblewrap left behind: its argv names the dead host's scratch dir.
+  pid_t leftover = ::fork();
+  if (leftover == 0) {
+    ::execl("/bin/sh", "sh", "-c", "sleep 30", "sh", orphan.c_str(), "tail", nullptr);
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(Alive(leftover));
+
+  ProviderConfig p;
+  p.name = "allow";
+  p.command = {test::SourceDir() + "/tests/fixtures/checkers/allow.sh"};
+  SubprocessOptions options;
+  options.scratch_parent = parent.path();
+  SubprocessChecker checker({p}, "", options);
+  CheckRequest r;
+  r.provider = "allow";
+  r.prompt = "x";
+  r.timeout_ms = 20000;
+  r.card_id = "0001-a";
+  r.edge = "designing->ready";
+  r.root = ws.path() + "/.devflow";
+  r.workspace = ws.path();
+  REQUIRE(checker.Dispatch(r).ok());
+
+  CHECK_FALSE(std::filesystem::exists(orphan));
+  CHECK(std::filesystem::exists(live));  // its host (this process) still runs
+  bool gone = false;
+  for (int i = 0; i < 50 && !gone; ++i) {
+    gone = !Alive(leftover);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(gone);
+  if (!gone) ::kill(leftover, SIGKILL);
+  ::waitpid(leftover, nullptr, 0);
+}
+
+}  // namespace devflow
+
+namespace devflow {
+
+TEST_CASE("under bubblewrap the checker runs below the deadline guard, which ends it by itself") {
+  test::TempDir ws;
+  ProviderConfig p;
+  p.name = "parent";
+  p.command = {"/bin/sh", "-c", "cat >/dev/null; cat /proc/$PPID/cmdline | tr '\\0' ' '"};
+  SubprocessChecker checker({p}, "", SubprocessOptions{});
+  if (checker.SandboxLevel(p) != "bwrap") return;  // the guard exists only inside bubblewrap
+  CheckRequest r;
+  r.provider = "parent";
+  r.prompt = "x";
+  r.timeout_ms = 5000;
+  r.card_id = "0001-a";
+  r.edge = "designing->ready";
+  r.root = ws.path() + "/.devflow";
+  r.workspace = ws.path();
+  auto reply = checker.Dispatch(r);
+  REQUIRE(reply.ok());
+  // deadline 5 s + term grace 1 s + 2 s margin, rounded down to whole seconds
+  CHECK(reply->text.find("--foreground -s KILL 8 /bin/sh") != std::string::npos);
+}
+
+}  // namespace devflow
