@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "config/config.h"
 #include "host/status.h"
 
 namespace devflow {
@@ -40,6 +41,14 @@ class CheckerDispatch {
  public:
   virtual ~CheckerDispatch() = default;
   virtual Result<CheckReply> Dispatch(const CheckRequest& request) = 0;
+  /// The definition of the provider named `provider` that Dispatch would run, or nullptr when
+  /// this dispatcher defines none by that name (or spawns nothing: the default). The agent gate
+  /// hashes it into the identity a cached verdict must match (reports/verdict_cache.h
+  /// CheckerIdentity, issue 7 item 3).
+  virtual const ProviderConfig* Provider(const std::string& provider) const {
+    (void)provider;
+    return nullptr;
+  }
 };
 
 }  // namespace devflow

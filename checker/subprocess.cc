@@ -597,6 +597,11 @@ std::string SubprocessChecker::last_stderr() const {
   return last_stderr_;
 }
 
+const ProviderConfig* SubprocessChecker::Provider(const std::string& provider) const {
+  auto it = providers_.find(provider);
+  return it == providers_.end() ? nullptr : &it->second;
+}
+
 Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
   auto found = providers_.find(request.provider);
   if (found == providers_.end()) {

@@ -82,6 +82,8 @@ class SubprocessChecker : public CheckerDispatch {
                     SubprocessOptions options = {});
 
   Result<CheckReply> Dispatch(const CheckRequest& request) override;
+  /// The configured provider of that name, or nullptr.
+  const ProviderConfig* Provider(const std::string& provider) const override;
 
   /// The sandbox level a check of `provider` runs under with this checker's options: "off",
   /// "bwrap", "landlock-abi<N>+seccomp" or "none" (for `config check` and fault reports).

@@ -1,7 +1,10 @@
-// Verdict parsing: the last fenced JSON block of a checker reply that decodes as a verdict
-// (reference/devflow-upstream.md §4.7).
+// Verdict parsing: the decision of a checker reply is its last fenced block that claims to be a
+// verdict, and only when that block is a valid one (issue 7 item 1; upstream's fence pattern and
+// JSON rules, reference/devflow-upstream.md §4.7). docs/checker-protocol.md states the rule with
+// examples.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,18 +20,53 @@ struct Verdict {
   std::optional<std::string> nonce;   // the block's "nonce" string, if any (issue 4)
 };
 
+/// One fenced block of a reply.
+struct FencedBlock {
+  std::string_view info;     // the opener's info string: after the backticks, up to the LF
+  std::string_view content;  // after the opener's LF up to the closing fence (or reply end)
+  bool closed = true;        // false: the reply ended inside this block (only ever the last)
+};
+
 /// Fenced blocks in reply order: three backticks, any info string to end of line, a newline,
 /// then the shortest run of characters up to the next three backticks (non-overlapping, left
-/// to right; the JS pattern /```[^\n]*\n([\s\S]*?)```/g). Returns each block's content.
-std::vector<std::string_view> FencedBlocks(std::string_view reply);
+/// to right; the JS pattern /```[^\n]*\n([\s\S]*?)```/g gives the closed blocks). An opener
+/// after the last closed block that is never closed (or whose info string runs to the end of
+/// the reply) is returned last with closed = false and the rest of the reply as its content.
+std::vector<FencedBlock> FencedBlocks(std::string_view reply);
 
-/// Decodes one block's content: JSON object (surrounding whitespace allowed), `verdict` exactly
-/// "allow" or "veto", `summary` a string non-blank after trim, `findings` absent or an array of
-/// strings. Extra properties ignored. Anything else → nullopt.
+/// Whether a block claims to be a verdict: the first word of its info string is `json` (ASCII
+/// case-insensitive), or its content after JSON whitespace (and a BOM) starts with `{`, or it
+/// holds `"verdict"` (ASCII case-insensitive). Such a block decides; anything else (a `cpp`
+/// snippet, prose in a bare fence) is ignored.
+bool ClaimsVerdict(const FencedBlock& block);
+
+/// Decodes one block's content: JSON object (surrounding whitespace allowed), no key twice
+/// anywhere in it (issue 7 item 2), `verdict` exactly "allow" or "veto", `summary` a string
+/// non-blank after JS trim, `findings` absent or an array of strings. Extra properties are
+/// ignored. Anything else → nullopt.
 std::optional<Verdict> DecodeVerdictBlock(std::string_view content);
 
-/// Scans the blocks from last to first; the first that decodes wins. nullopt → the fault
-/// `the checker replied without a parsable verdict block`.
-std::optional<Verdict> ParseLastVerdict(std::string_view reply);
+/// The verdict of a reply: the last block that ClaimsVerdict, when it is closed, decodes and
+/// (with `nonce` set) carries exactly that nonce. Otherwise — no claiming block, or the last
+/// one is not a valid verdict — nullopt, the fault `the checker replied without a parsable
+/// verdict block`: an earlier valid block never stands in for a broken last one.
+std::optional<Verdict> ParseLastVerdict(std::string_view reply,
+                                        const std::optional<std::string>& nonce = std::nullopt);
+
+/// Bounds on what a checker says before it becomes durable (issue 7 item 11): one summary or
+/// finding keeps at most kMaxVerdictLineBytes bytes, a verdict at most kMaxVerdictFindings
+/// findings.
+inline constexpr size_t kMaxVerdictLineBytes = 1024;
+inline constexpr size_t kMaxVerdictFindings = 64;
+
+/// `text` when it fits kMaxVerdictLineBytes; else its head, cut at a UTF-8 boundary, followed by
+/// `… [cut: <N> bytes]` (N = bytes removed), the whole at most kMaxVerdictLineBytes bytes.
+std::string BoundVerdictLine(std::string_view text);
+
+/// The verdict as the journal check, the cache record, the ledger and the terminal see it:
+/// summary and each finding through BoundVerdictLine, the first kMaxVerdictFindings findings
+/// followed, when more were given, by one finding `… and <N> more findings`. The only place a
+/// checker's words are bounded; only the veto report gets the whole verdict.
+Verdict BoundVerdict(const Verdict& verdict);
 
 }  // namespace devflow

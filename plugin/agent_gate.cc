@@ -42,20 +42,6 @@ Result<std::string> FreshNonce() {
   return out;
 }
 
-// Without a nonce: the last block that decodes (reference §4.7). With one: the last block that
-// decodes AND carries it, so a verdict that was in the prompt before the nonce existed (an
-// artifact's own fenced "allow", echoed back) is never the verdict.
-std::optional<Verdict> ParseVerdict(std::string_view reply,
-                                    const std::optional<std::string>& nonce) {
-  if (!nonce) return ParseLastVerdict(reply);
-  std::vector<std::string_view> blocks = FencedBlocks(reply);
-  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
-    std::optional<Verdict> verdict = DecodeVerdictBlock(*it);
-    if (verdict && verdict->nonce == *nonce) return verdict;
-  }
-  return std::nullopt;
-}
-
 struct Collected {
   std::vector<PromptInput> inputs;
   std::vector<std::string> labels;  // "kind:rev", configured order
@@ -144,21 +130,25 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   Warnings& warnings = context.warnings ? *context.warnings : dropped;
   const std::string cache_dir = CacheDir(attempt.root);
   std::optional<VerdictCache> cache;
-  // The nonce is not part of the key: the instruction is (its SHA-256), and a cached verdict
-  // was nonce-checked when the checker gave it.
+  // The key is upstream's; the record also names the checker that gave the verdict (provider
+  // definition and verdictNonce setting), and a hit needs that to match (issue 7 item 3).
   VerdictCacheKey key = VerdictCacheKey::Compute(edge_name, attempt.root, card->id,
                                                  collected->labels, configured->prompt);
+  const std::string checker_id =
+      CheckerIdentity(checker_.Provider(configured->provider), configured->verdict_nonce);
   if (!cache_dir.empty()) {
     cache.emplace(cache_dir, fs_);
     if (!cache->CheckDir(Workspace(attempt.root), warnings)) cache.reset();
   }
   if (cache) {
-    if (auto hit = cache->Lookup(key, warnings)) {
+    if (auto hit = cache->Lookup(key, checker_id, warnings)) {
+      // A record another writer made is bounded like a reply (ours already are).
+      const std::string summary = BoundVerdictLine(hit->summary);
       if (!hit->allow) {
-        return Decision::Veto("agent check vetoed " + edge_name + " (cached): " + hit->summary +
+        return Decision::Veto("agent check vetoed " + edge_name + " (cached): " + summary +
                               "; full report: " + hit->report_path.value_or(""));
       }
-      return allow_with("[cached] " + hit->summary);
+      return allow_with("[cached] " + summary);
     }
   }
 
@@ -184,16 +174,21 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   Result<CheckReply> reply = checker_.Dispatch(request);
   if (!reply.ok()) return fail_closed(reply.status().message());
 
-  std::optional<Verdict> verdict = ParseVerdict(reply->text, nonce);
-  if (!verdict) return fail_closed("the checker replied without a parsable verdict block");
+  const std::optional<Verdict> said = ParseLastVerdict(reply->text, nonce);
+  if (!said) return fail_closed("the checker replied without a parsable verdict block");
+  // The one place a checker's words enter the system: from here on (journal check, cache
+  // record, decision message → terminal and ledger) they are bounded; only the veto report
+  // gets them whole, within maxReplyBytes (issue 7 item 11).
+  const Verdict verdict = BoundVerdict(*said);
 
-  if (verdict->allow) {
+  if (verdict.allow) {
     // Cached before delegating, so it is cached even if a later policy vetoes (reference §4.3).
     if (cache && !context.dry_run) {
-      cache->Store(VerdictCacheRecord{key, true, verdict->summary, std::nullopt, attempt.at},
-                   warnings);
+      cache->Store(
+          VerdictCacheRecord{key, true, verdict.summary, std::nullopt, attempt.at, checker_id},
+          warnings);
     }
-    return allow_with(verdict->summary);
+    return allow_with(verdict.summary);
   }
 
   VetoReportFacts facts;
@@ -202,8 +197,8 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   facts.revision = attempt.expected_revision;
   facts.checked_inputs = collected->labels;
   facts.at = attempt.at;
-  facts.summary = verdict->summary;
-  facts.findings = verdict->findings;
+  facts.summary = said->summary;
+  facts.findings = said->findings;
   facts.sandbox = reply->sandbox;
   const std::string dir = ReportDir(attempt.root);
   const std::string path =
@@ -219,11 +214,12 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     }
     report.written = true;
     if (cache) {
-      cache->Store(VerdictCacheRecord{key, false, verdict->summary, path, attempt.at}, warnings);
+      cache->Store(VerdictCacheRecord{key, false, verdict.summary, path, attempt.at, checker_id},
+                   warnings);
     }
   }
   context.reports.push_back(report);
-  return Decision::Veto("agent check vetoed " + edge_name + ": " + verdict->summary +
+  return Decision::Veto("agent check vetoed " + edge_name + ": " + verdict.summary +
                         "; full report: " + path);
 }
 
@@ -259,11 +255,15 @@ std::string AgentGate::Explain(const Attempt& attempt) {
     out += "cache file: " + cache.PathFor(key) + "\n";
     CollectedWarnings warnings;
     std::optional<VerdictCacheRecord> hit;
-    if (cache.CheckDir(Workspace(attempt.root), warnings)) hit = cache.Lookup(key, warnings);
+    const std::string checker_id =
+        CheckerIdentity(checker_.Provider(configured->provider), configured->verdict_nonce);
+    if (cache.CheckDir(Workspace(attempt.root), warnings)) {
+      hit = cache.Lookup(key, checker_id, warnings);
+    }
     for (const auto& w : warnings.lines) out += "warning: " + w + "\n";
     if (hit) {
       out += std::string("cached verdict: ") + (hit->allow ? "allow" : "veto") + ": " +
-             hit->summary + " (at " + hit->at + ")\n";
+             BoundVerdictLine(hit->summary) + " (at " + hit->at + ")\n";
     } else {
       out += "cached verdict: none (the checker would be dispatched)\n";
     }

@@ -393,7 +393,9 @@ class Currency {
       : ctx_(ctx), store_(ctx.root, ctx.fs, SystemClock(), dropped_) {}
 
   // "" when an identical retry would hit, else why not.
-  std::string WhyStale(const std::string& dir, const VerdictCacheKey& key) {
+  std::string WhyStale(const std::string& dir, const VerdictCacheKey& key,
+                       const std::optional<std::string>& checker,
+                       const std::optional<std::string>& report_path) {
     if (key.root != ctx_.root) {
       return "card elsewhere: the key's root is " + key.root + ", not " + ctx_.root;
     }
@@ -431,6 +433,23 @@ class Currency {
     if (now.inputs != key.inputs) {
       return "inputs moved on: the verdict saw [" + JoinList(key.inputs) + "], the card now has [" +
              JoinList(now.inputs) + "]";
+    }
+    // The Lookup identity rule (reports/verdict_cache.h): the gate misses these.
+    if (!checker) {
+      return "no checker identity: the record has no \"checkerSha256\" (written by upstream's "
+             "gate or an older devflow-gate), so the gate treats it as a miss";
+    }
+    if (*checker !=
+        CheckerIdentity(ctx_.config.FindProvider(edge->provider), edge->verdict_nonce)) {
+      return "checker changed: provider \"" + edge->provider +
+             "\" or the edge's verdictNonce is not what gave this verdict";
+    }
+    if (report_path) {
+      Result<FileKind> kind = ctx_.fs.Kind(*report_path);
+      if (!kind.ok() || *kind != FileKind::kFile) {
+        return "report gone: the veto's report " + *report_path +
+               " is not there, so the gate treats it as a miss";
+      }
     }
     return "";
   }
@@ -496,7 +515,11 @@ CacheEntry ClassifyRecord(const std::string& dir, const std::string& name, FileS
     e.why = "its key hashes to " + expected + ", so the gate never looks it up under this name";
     return e;
   }
-  e.why = currency.WhyStale(dir, *key);
+  std::optional<std::string> checker;
+  if (auto c = j.find("checkerSha256"); c != j.end() && c->is_string()) {
+    checker = c->get<std::string>();
+  }
+  e.why = currency.WhyStale(dir, *key, checker, e.report_path);
   e.state = e.why.empty() ? CacheState::kCurrent : CacheState::kStale;
   return e;
 }

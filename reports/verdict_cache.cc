@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "config/config.h"
 #include "reports/sha256.h"
 
 namespace devflow {
@@ -59,6 +60,24 @@ bool IsValidRecord(const ordered_json& j) {
 
 }  // namespace
 
+std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce) {
+  ordered_json j = ordered_json::object();
+  if (provider) {
+    ordered_json p = ordered_json::object();
+    p["builtin"] = provider->builtin ? ordered_json(*provider->builtin) : ordered_json(nullptr);
+    p["args"] = provider->args;
+    p["command"] = provider->command;
+    p["env"] = provider->env;
+    p["network"] = provider->network;
+    p["sandbox"] = provider->sandbox_off ? "off" : "on";
+    j["provider"] = std::move(p);
+  } else {
+    j["provider"] = nullptr;
+  }
+  j["verdictNonce"] = verdict_nonce;
+  return Sha256Hex(Compact(j));
+}
+
 VerdictCacheKey VerdictCacheKey::Compute(std::string edge, std::string root, std::string card,
                                          std::vector<std::string> inputs,
                                          const std::string& instruction) {
@@ -87,6 +106,7 @@ std::string RenderCacheRecord(const VerdictCacheRecord& record) {
   j["summary"] = record.summary;
   if (!record.allow) j["reportPath"] = record.report_path.value_or("");
   j["at"] = record.at;
+  if (!record.checker_sha256.empty()) j["checkerSha256"] = record.checker_sha256;
   return j.dump(2, ' ', false, kReplace) + "\n";
 }
 
@@ -95,6 +115,7 @@ std::string VerdictCache::PathFor(const VerdictCacheKey& key) const {
 }
 
 std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& key,
+                                                       std::string_view checker,
                                                        Warnings& warnings) const {
   const std::string file = PathFor(key);
   auto raw = fs_.ReadFile(file);
@@ -118,6 +139,14 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
   // must equal the computed one; a reordered, extra or missing field is a silent miss.
   auto stored_key = j.find("key");
   if (stored_key == j.end() || Compact(*stored_key) != key.CompactJson()) return std::nullopt;
+  // The verdict belongs to the checker that gave it: another provider definition, another
+  // verdictNonce setting, or a record without the field (upstream's, or ours before it) is a
+  // silent miss, and the checker runs again.
+  auto stored_checker = j.find("checkerSha256");
+  if (stored_checker == j.end() || !stored_checker->is_string() ||
+      stored_checker->get_ref<const std::string&>() != checker) {
+    return std::nullopt;
+  }
 
   VerdictCacheRecord record;
   record.key = KeyFrom(*stored_key);
@@ -125,6 +154,21 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
   record.summary = j["summary"].get<std::string>();
   if (!record.allow) record.report_path = j["reportPath"].get<std::string>();
   if (auto at = j.find("at"); at != j.end() && at->is_string()) record.at = at->get<std::string>();
+  record.checker_sha256 = std::string(checker);
+  if (!record.allow) {
+    // A veto is quoted with its report; a record pointing at a report that is gone is a miss,
+    // never a message naming a missing file.
+    Result<FileKind> kind = fs_.Kind(*record.report_path);
+    if (!kind.ok() || *kind != FileKind::kFile) {
+      warnings.Warn("devflow-agent-gate: the cached veto at " + file + " names the report " +
+                    *record.report_path +
+                    (!kind.ok() ? ", which cannot be checked: " + kind.status().message()
+                     : *kind == FileKind::kNone ? std::string(", which is gone")
+                                                : std::string(", which is not a regular file")) +
+                    "; treating it as a miss");
+      return std::nullopt;
+    }
+  }
   return record;
 }
 

@@ -1,15 +1,30 @@
 // The verdict cache (reference/devflow-upstream.md §4.9): SHA-256-keyed, atomically written,
-// byte-compatible with the TypeScript agent gate's files for the same key.
+// the key and file name byte-compatible with the TypeScript agent gate's. A record carries one
+// field more than upstream's, `checkerSha256`, the identity of the checker that gave the
+// verdict (issue 7 item 3, docs/decisions.md): a hit needs it to match.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "host/os.h"
 #include "host/warnings.h"
 
 namespace devflow {
+
+struct ProviderConfig;
+
+/// The identity of the checker behind a verdict (issue 7 item 3): lowercase hex SHA-256 of the
+/// compact JSON
+///   {"provider":{"builtin":<name>|null,"args":[…],"command":[…],"env":[…],"network":<bool>,
+///    "sandbox":"off"|"on"},"verdictNonce":<bool>}
+/// (`"provider":null` when `provider` is nullptr: the edge names a provider no config defines).
+/// The provider's name is not part of it: the same definition under another name is the same
+/// checker. Any change of argv, builtin or its args, env names, network or sandbox setting, or
+/// of the edge's verdictNonce, gives another identity.
+std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce);
 
 /// VerdictCacheKey, serialised in exactly this field order.
 struct VerdictCacheKey {
@@ -30,16 +45,20 @@ struct VerdictCacheKey {
   std::string FileName() const;
 };
 
-/// A cache record: {key, verdict, summary, reportPath (veto only), at}.
+/// A cache record: {key, verdict, summary, reportPath (veto only), at, checkerSha256}.
 struct VerdictCacheRecord {
   VerdictCacheKey key;
   bool allow = false;
   std::string summary;
   std::optional<std::string> report_path;  // veto only
   std::string at;
+  /// CheckerIdentity of the checker that gave the verdict; "" renders no field (an upstream
+  /// record, which no lookup hits).
+  std::string checker_sha256;
 };
 
-/// JSON.stringify(record, null, 2) + "\n".
+/// JSON.stringify(record, null, 2) + "\n", fields in the order above (`checkerSha256` last,
+/// after upstream's five).
 std::string RenderCacheRecord(const VerdictCacheRecord& record);
 
 /// The cache directory of one agent gate. Lookups and stores never fail the decision:
@@ -53,8 +72,14 @@ class VerdictCache {
   /// Absent → silent miss; unreadable → warning `devflow-agent-gate: could not read the verdict
   /// cache at <file>: <error>` + miss; invalid → `devflow-agent-gate: the verdict cache at
   /// <file> is corrupt; treating it as a miss` + miss; stored key (re-serialised compactly in
-  /// its stored order) ≠ computed key → silent miss.
-  std::optional<VerdictCacheRecord> Lookup(const VerdictCacheKey& key, Warnings& warnings) const;
+  /// its stored order) ≠ computed key → silent miss; `checkerSha256` absent, not a string or ≠
+  /// `checker` (another provider definition or nonce setting, or an upstream record) → silent
+  /// miss. A veto whose report is not a regular file any more → warning `devflow-agent-gate:
+  /// the cached veto at <file> names the report <path>, which is gone; treating it as a miss`
+  /// (`…, which is not a regular file; …`, `…, which cannot be checked: <error>; …`) + miss (issue
+  /// 7 item 4).
+  std::optional<VerdictCacheRecord> Lookup(const VerdictCacheKey& key, std::string_view checker,
+                                           Warnings& warnings) const;
 
   /// Refuses a cache directory that is, or passes through, a symlink (SymlinkOnPath below
   /// `workspace`, host/os.h), so cache records are never read from or written to wherever a

@@ -127,7 +127,10 @@ void RequireValidCacheRecord(const std::string& dir, const std::string& name) {
   key.prompt_sha256 = j["key"]["promptSha256"].get<std::string>();
   CHECK(key.FileName() == name);
   CollectedWarnings warnings;
-  auto hit = VerdictCache(dir, RealFileSystem()).Lookup(key, warnings);
+  REQUIRE(j.contains("checkerSha256"));
+  const std::string checker = j["checkerSha256"].get<std::string>();
+  CHECK(checker.size() == 64);
+  auto hit = VerdictCache(dir, RealFileSystem()).Lookup(key, checker, warnings);
   CHECK(hit.has_value());
   CHECK(warnings.lines.empty());
   CHECK(RenderCacheRecord(*hit) == text);  // byte-for-byte the record the gate renders

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "config/config.h"
 #include "e2e/workspace.h"
 #include "reports/verdict_cache.h"
 
@@ -104,6 +105,22 @@ inline std::string CacheFile(const Workspace& ws, const std::string& cache_dir) 
   VerdictCacheKey key = VerdictCacheKey::Compute("designing->ready", ws.root(), kCard,
                                                  {"prd:3", "design:4"}, GateYaml().prompt);
   return cache_dir + "/" + key.FileName();
+}
+
+/// The checker identity the gate computes for designing->ready under the workspace's config
+/// (reports/verdict_cache.h CheckerIdentity): what a record must carry to be hit.
+inline std::string CheckerIdOf(const Workspace& ws) {
+  Result<GateConfig> config = LoadConfigFile(ws / "devflow-gate.yaml");
+  REQUIRE_MESSAGE(config.ok(), config.status().message());
+  for (const PluginConfig& plugin : config->plugins) {
+    if (!plugin.agent) continue;
+    for (const AgentEdgeConfig& e : plugin.agent->edges) {
+      if (e.edge.Name() == "designing->ready") {
+        return CheckerIdentity(config->FindProvider(e.provider), e.verdict_nonce);
+      }
+    }
+  }
+  return CheckerIdentity(nullptr, false);
 }
 
 /// A tmpfs mounted at `dir` (created by the caller) for the lifetime of the object, with

@@ -57,8 +57,8 @@ void Check(const std::string& prompt, const std::vector<std::string>& args,
   const std::string reply = out.str();
   const std::optional<Verdict> verdict = ParseLastVerdict(reply);
   DG_FUZZ_CHECK(verdict.has_value(), "the reply carries a parsable verdict");
-  const std::vector<std::string_view> blocks = FencedBlocks(reply);
-  DG_FUZZ_CHECK(DecodeVerdictBlock(blocks.back()).has_value(),
+  const std::vector<FencedBlock> blocks = FencedBlocks(reply);
+  DG_FUZZ_CHECK(DecodeVerdictBlock(blocks.back().content).has_value(),
                 "the verdict is the reply's last fenced block");
   DG_FUZZ_CHECK(verdict->nonce == parts->nonce, "the prompt's nonce is echoed");
   DG_FUZZ_CHECK(verdict->allow == verdict->findings.empty(), "findings exactly on a veto");

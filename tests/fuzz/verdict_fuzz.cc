@@ -1,7 +1,12 @@
 // Fuzzes verdict parsing (checker/verdict.h) on arbitrary checker replies.
 // Invariants beyond "no crash":
-//  - fenced blocks lie inside the reply, in order, without overlapping;
-//  - ParseLastVerdict is the last block that DecodeVerdictBlock accepts (nullopt if none);
+//  - fenced blocks lie inside the reply, in order, without overlapping; only the last may be
+//    unclosed, and then it runs to the end of the reply;
+//  - ParseLastVerdict is the last block that ClaimsVerdict, when it is closed and
+//    DecodeVerdictBlock accepts it (nullopt otherwise); a verdict's block claims to be one;
+//  - the same with a nonce: the last claiming block must carry exactly it;
+//  - BoundVerdict keeps every line within kMaxVerdictLineBytes, valid UTF-8, at most
+//    kMaxVerdictFindings + 1 findings, and leaves a verdict that fits unchanged;
 //  - a parsed verdict has a summary that is non-blank and valid UTF-8, valid UTF-8 findings and
 //    nonce, and re-emitted as a fenced ```json block it parses back to the same verdict.
 #include <cstddef>
@@ -53,24 +58,61 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace devflow;
   const std::string_view reply(reinterpret_cast<const char*>(data), size);
 
-  const std::vector<std::string_view> blocks = FencedBlocks(reply);
+  const std::vector<FencedBlock> blocks = FencedBlocks(reply);
   const char* previous_end = reply.data();
-  std::optional<Verdict> last_decoded;
-  for (std::string_view block : blocks) {
-    DG_FUZZ_CHECK(block.data() >= previous_end, "blocks are in order and do not overlap");
-    DG_FUZZ_CHECK(block.data() + block.size() <= reply.data() + reply.size(),
+  std::optional<Verdict> expected;
+  bool decided = false;  // some block claimed to be the verdict
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const FencedBlock& block = blocks[i];
+    const std::string_view content = block.content;
+    DG_FUZZ_CHECK(content.empty() || content.data() >= previous_end,
+                  "blocks are in order and do not overlap");
+    DG_FUZZ_CHECK(content.empty() || content.data() + content.size() <= reply.data() + reply.size(),
                   "a block lies inside the reply");
-    DG_FUZZ_CHECK(std::string_view(block.data() + block.size(), 3) == "```",
-                  "a block ends at a fence");
-    previous_end = block.data() + block.size() + 3;
-    if (auto v = DecodeVerdictBlock(block)) last_decoded = std::move(v);
+    if (block.closed) {
+      DG_FUZZ_CHECK(std::string_view(content.data() + content.size(), 3) == "```",
+                    "a closed block ends at a fence");
+      previous_end = content.data() + content.size() + 3;
+    } else {
+      DG_FUZZ_CHECK(i + 1 == blocks.size(), "only the last block is unclosed");
+      DG_FUZZ_CHECK(
+          content.empty() || content.data() + content.size() == reply.data() + reply.size(),
+          "an unclosed block runs to the end of the reply");
+    }
+    if (ClaimsVerdict(block)) {
+      decided = true;
+      expected = block.closed ? DecodeVerdictBlock(content) : std::nullopt;
+    }
   }
+  if (!decided) expected.reset();
 
   const std::optional<Verdict> verdict = ParseLastVerdict(reply);
-  DG_FUZZ_CHECK(verdict.has_value() == last_decoded.has_value(),
-                "a verdict is found exactly when some block decodes");
+  DG_FUZZ_CHECK(verdict.has_value() == expected.has_value(),
+                "a verdict is found exactly when the last claiming block decodes");
+  const std::string other_nonce = "fuzz-nonce";
+  const std::optional<Verdict> with_nonce = ParseLastVerdict(reply, other_nonce);
+  DG_FUZZ_CHECK(with_nonce.has_value() == (verdict && verdict->nonce == other_nonce),
+                "with a nonce, the last claiming block must carry it");
   if (!verdict) return 0;
-  DG_FUZZ_CHECK(SameVerdict(*verdict, *last_decoded), "the last decodable block wins");
+  DG_FUZZ_CHECK(SameVerdict(*verdict, *expected), "the last claiming block decides");
+
+  const Verdict bounded = BoundVerdict(*verdict);
+  DG_FUZZ_CHECK(bounded.allow == verdict->allow && bounded.nonce == verdict->nonce,
+                "bounding keeps the decision");
+  DG_FUZZ_CHECK(
+      bounded.summary.size() <= kMaxVerdictLineBytes && fuzz::IsValidUtf8(bounded.summary),
+      "a bounded summary fits and is valid UTF-8");
+  DG_FUZZ_CHECK(bounded.findings.size() <= kMaxVerdictFindings + 1, "bounded findings are few");
+  for (const std::string& finding : bounded.findings) {
+    DG_FUZZ_CHECK(finding.size() <= kMaxVerdictLineBytes && fuzz::IsValidUtf8(finding),
+                  "a bounded finding fits and is valid UTF-8");
+  }
+  if (verdict->summary.size() <= kMaxVerdictLineBytes &&
+      verdict->findings.size() <= kMaxVerdictFindings) {
+    bool fits = true;
+    for (const std::string& f : verdict->findings) fits = fits && f.size() <= kMaxVerdictLineBytes;
+    if (fits) DG_FUZZ_CHECK(SameVerdict(bounded, *verdict), "a verdict that fits is unchanged");
+  }
   DG_FUZZ_CHECK(!verdict->summary.empty() && !IsAsciiBlank(verdict->summary),
                 "a verdict's summary is non-blank");
   DG_FUZZ_CHECK(fuzz::IsValidUtf8(verdict->summary), "a verdict's summary is valid UTF-8");

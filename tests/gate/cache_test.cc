@@ -118,7 +118,11 @@ TEST_CASE(
             "  \"reportPath\": \"" +
             report +
             "\",\n"
-            "  \"at\": \"2026-09-16T08:00:00.000Z\"\n"
+            "  \"at\": \"2026-09-16T08:00:00.000Z\",\n"
+            // Ours only (issue 7 item 3): the identity of the checker, here the undefined
+            // provider of the scripted checker with verdictNonce off.
+            "  \"checkerSha256\": "
+            "\"4128e765bf0dcebf36641798acc7b43724a384fb384e0acceaa324656629ca4d\"\n"
             "}\n");
 }
 

@@ -95,8 +95,15 @@ class ScriptedChecker : public CheckerDispatch {
     return CheckReply{answer.text, ""};
   }
 
+  /// What Provider() returns for any name (nullptr: like an undefined provider); a test swaps
+  /// it to change the checker's identity (issue 7 item 3).
+  const ProviderConfig* Provider(const std::string&) const override {
+    return definition ? &*definition : nullptr;
+  }
+
   std::deque<Answer> answers;
   std::vector<CheckRequest> requests;
+  std::optional<ProviderConfig> definition;
 };
 
 /// Forwards to a real dispatcher (e.g. SubprocessChecker) and records each request.
@@ -106,6 +113,9 @@ class RecordingChecker : public CheckerDispatch {
   Result<CheckReply> Dispatch(const CheckRequest& request) override {
     requests.push_back(request);
     return inner_.Dispatch(request);
+  }
+  const ProviderConfig* Provider(const std::string& provider) const override {
+    return inner_.Provider(provider);
   }
   std::vector<CheckRequest> requests;
 

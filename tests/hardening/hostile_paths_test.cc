@@ -481,7 +481,8 @@ TEST_CASE("agent gate: a verdictCacheDir that is a symlink is neither read nor w
   // A planted "allow" for exactly this attempt: honoured, it would admit without a check.
   VerdictCacheKey key = VerdictCacheKey::Compute("designing->ready", rig.root, id,
                                                  {"prd:3", "design:4"}, kInstruction);
-  const std::string planted = RenderCacheRecord({key, true, "planted", std::nullopt, kAt});
+  const std::string planted =
+      RenderCacheRecord({key, true, "planted", std::nullopt, kAt, CheckerIdentity(nullptr, false)});
   Spit(elsewhere + "/" + key.FileName(), planted);
   rig.scripted.Veto("the design is hollow");
   MoveOutcome outcome = rig.Move(id);

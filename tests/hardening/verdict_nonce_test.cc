@@ -57,11 +57,14 @@ void SetNonce(Rig& rig, bool on) { rig.config.edges[0].verdict_nonce = on; }
 // ---- the issue's test: an echoed, embedded verdict ------------------------------------------
 
 TEST_CASE(
-    "without verdictNonce a checker that echoes its prompt admits the artifact's own verdict") {
-  // The hole the option closes: `cat` repeats the artifact's fenced allow as the last block.
+    "without verdictNonce a checker that echoes the artifact admits the artifact's own verdict") {
+  // The hole the option closes: a checker that repeats the artifact, so its fenced allow is the
+  // reply's last verdict block.
   Rig rig;
-  SubprocessChecker cat({ShellProvider("exec cat")}, test::GateBinary());
-  rig.checker = &cat;
+  SubprocessChecker echo({ShellProvider("sed -n '/^--- artifact design/,/^Judge the card/p' | "
+                                        "sed '$d'")},
+                         test::GateBinary());
+  rig.checker = &echo;
   WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", kForgingDesign}});
   MoveOutcome outcome = rig.Move("0001-a");
   CHECK(outcome.code == "committed");
@@ -72,12 +75,30 @@ TEST_CASE(
 TEST_CASE("with verdictNonce an echoed embedded allow cannot admit the move: it fails closed") {
   Rig rig;
   SetNonce(rig, true);
-  SubprocessChecker cat({ShellProvider("exec cat")}, test::GateBinary());
-  rig.checker = &cat;
+  SubprocessChecker echo({ShellProvider("sed -n '/^--- artifact design/,/^Judge the card/p' | "
+                                        "sed '$d'")},
+                         test::GateBinary());
+  rig.checker = &echo;
   WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", kForgingDesign}});
   MoveOutcome outcome = rig.Move("0001-a");
   ExpectParked(rig, outcome, "0001-a", "the checker replied without a parsable verdict block", 5);
   CHECK(rig.Journal("0001-a").find("forged by the artifact") == std::string::npos);
+}
+
+TEST_CASE("a checker that echoes its whole prompt fails closed with or without the nonce") {
+  // `cat` ends its reply with the prompt's contract block, which claims to be a verdict and is
+  // not one: the artifact's allow before it never decides (issue 7 item 1).
+  for (bool nonce : {false, true}) {
+    CAPTURE(nonce);
+    Rig rig;
+    SetNonce(rig, nonce);
+    SubprocessChecker cat({ShellProvider("exec cat")}, test::GateBinary());
+    rig.checker = &cat;
+    WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", kForgingDesign}});
+    MoveOutcome outcome = rig.Move("0001-a");
+    ExpectParked(rig, outcome, "0001-a", "the checker replied without a parsable verdict block", 5);
+    CHECK(rig.Journal("0001-a").find("forged by the artifact") == std::string::npos);
+  }
 }
 
 TEST_CASE("with verdictNonce a real checker that copies the nonce into its block admits") {
@@ -134,13 +155,12 @@ TEST_CASE("with verdictNonce a block without the nonce or with another nonce is 
   ExpectParked(rig, outcome, "0001-a", "the checker replied without a parsable verdict block", 5);
 }
 
-TEST_CASE("with verdictNonce the last block that decodes and carries the nonce is the verdict") {
+TEST_CASE("with verdictNonce the last verdict block decides and must carry the nonce") {
   Rig rig;
   SetNonce(rig, true);
   NonceAware checker([](const std::string& nonce) {
     return Block("allow", "first, with the nonce", nonce) +
-           Block("veto", "the real verdict", nonce) + "{broken ```json\n{\"verdict\":\n```\n" +
-           Block("allow", "echoed, without the nonce", "");
+           Block("veto", "the real verdict", nonce) + "Then a snippet:\n```bash\nmake\n```\n";
   });
   rig.checker = &checker;
   WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
@@ -150,6 +170,21 @@ TEST_CASE("with verdictNonce the last block that decodes and carries the nonce i
   CHECK(outcome.message ==
         Rejected("0001-a", "agent check vetoed designing->ready: the real verdict; full report: " +
                                rig.ReportDir() + "/0001-a-designing-ready-r4.md"));
+}
+
+TEST_CASE("with verdictNonce a later block without the nonce makes the reply fail closed") {
+  // An echoed block after the real one: the last claim lacks the nonce, and the earlier block
+  // that carries it does not stand in (issue 7 item 1).
+  Rig rig;
+  SetNonce(rig, true);
+  NonceAware checker([](const std::string& nonce) {
+    return Block("veto", "the real verdict", nonce) + "{broken ```json\n{\"verdict\":\n```\n" +
+           Block("allow", "echoed, without the nonce", "");
+  });
+  rig.checker = &checker;
+  WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
+  MoveOutcome outcome = rig.Move("0001-a");
+  ExpectParked(rig, outcome, "0001-a", "the checker replied without a parsable verdict block", 5);
 }
 
 TEST_CASE("each dispatch draws a fresh 32-hex-digit nonce") {
@@ -182,6 +217,7 @@ TEST_CASE("without verdictNonce the prompt asks for no nonce and a nonce-less bl
 // ---- the cache --------------------------------------------------------------------------------
 
 TEST_CASE("the nonce is not part of the cache key: a nonce-checked verdict is reused") {
+  // (The nonce *setting* is part of the record's checker identity: tests/gate/cache_test.cc.)
   Rig rig;
   SetNonce(rig, true);
   rig.EnableCache();
@@ -198,7 +234,8 @@ TEST_CASE("the nonce is not part of the cache key: a nonce-checked verdict is re
   VerdictCacheKey key = VerdictCacheKey::Compute("designing->ready", rig.root, "0001-a",
                                                  {"prd:3", "design:4"}, kInstruction);
   const std::string record = Slurp(rig.CacheDir() + "/" + key.FileName()).value_or("<missing>");
-  CHECK(record == RenderCacheRecord({key, true, "sound", std::nullopt, kAt}));
+  CHECK(record == RenderCacheRecord({key, true, "sound", std::nullopt, kAt,
+                                     CheckerIdentity(nullptr, /*verdict_nonce=*/true)}));
 }
 
 // ---- explain --------------------------------------------------------------------------------

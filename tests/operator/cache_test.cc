@@ -106,6 +106,7 @@ TEST_CASE("cache list --json gives each entry's file, state, why and record fiel
   OperatorRoot r(CachedGateYaml());
   r.DesigningCard("0001-a");
   std::string current = r.Record(r.Key("0001-a", {"prd:3", "design:4"}), false, "no");
+  Spit(r.ReportDir() + "/x.md", "# the veto's report\n");  // a veto is current with its report
   std::string temp = r.CacheDir() + "/.x.json.1.1.tmp";
   Spit(temp, "");
   r.probe.ages[temp] = 61000;
@@ -353,6 +354,47 @@ TEST_CASE("cache rejects unknown subcommands, options and arguments with usage")
   Ran arg = RunOp(RunCacheCommand, {"verify", "x"}, r.Ctx());
   CHECK(arg.code == 2);
   CHECK(arg.err == "devflow-gate: cache verify takes no argument, got \"x\"" + usage);
+}
+
+TEST_CASE("cache list: no checker identity, another checker, or a gone report is stale") {
+  OperatorRoot r(CachedGateYaml());
+  r.DesigningCard("0001-a");
+  const VerdictCacheKey key = r.Key("0001-a", {"prd:3", "design:4"});
+  const std::string path = r.CacheDir() + "/" + key.FileName();
+  const std::string head = path + ": stale (";
+  const std::string tail =
+      "): allow 0001-a designing->ready [design:4, prd:3] at " + std::string(kT0) + ": ok";
+  // Upstream's record: no checkerSha256.
+  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0}));
+  Ran ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
+  CHECK(Lines(ran.out).at(0) ==
+        head +
+            "no checker identity: the record has no \"checkerSha256\" (written by upstream's gate "
+            "or an older devflow-gate), so the gate treats it as a miss" +
+            tail);
+  // Another checker's record.
+  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0,
+                                                  CheckerIdentity(nullptr, true)}));
+  ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
+  CHECK(Lines(ran.out).at(0) ==
+        head +
+            "checker changed: provider \"grounding\" or the edge's verdictNonce is not what gave "
+            "this verdict" +
+            tail);
+  // The current checker's record: current; prune keeps it, removes the stale one above.
+  r.Record(key, true, "ok");
+  ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
+  CHECK(Lines(ran.out).at(0).rfind(path + ": current", 0) == 0);
+  // A veto whose report is gone.
+  r.Record(key, false, "no");
+  ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
+  CHECK(Lines(ran.out).at(0) == path + ": stale (report gone: the veto's report " + r.ReportDir() +
+                                    "/x.md is not there, so the gate treats it as a miss): veto "
+                                    "0001-a designing->ready [design:4, prd:3] at " +
+                                    kT0 + ": no");
+  ran = RunOp(RunCacheCommand, {"prune"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK_FALSE(Slurp(path).has_value());
 }
 
 }  // namespace

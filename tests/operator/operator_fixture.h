@@ -91,10 +91,24 @@ struct OperatorRoot {
     return VerdictCacheKey::Compute("designing->ready", key_root.empty() ? root : key_root, card,
                                     std::move(inputs), instruction);
   }
-  /// Writes a record under its proper name (or `name`); returns the path.
+  /// The checker identity the gate computes now for an edge (CheckerIdentity of the first agent
+  /// edge of that name; the undefined provider's when none).
+  std::string Identity(const std::string& edge = "designing->ready") const {
+    for (const PluginConfig& plugin : config.plugins) {
+      if (!plugin.agent) continue;
+      for (const AgentEdgeConfig& e : plugin.agent->edges) {
+        if (e.edge.Name() == edge) {
+          return CheckerIdentity(config.FindProvider(e.provider), e.verdict_nonce);
+        }
+      }
+    }
+    return CheckerIdentity(nullptr, false);
+  }
+  /// Writes a record under its proper name (or `name`), carrying the identity the gate would
+  /// compute now; returns the path.
   std::string Record(const VerdictCacheKey& key, bool allow, const std::string& summary,
                      const std::string& name = "") {
-    VerdictCacheRecord r{key, allow, summary, std::nullopt, kT0};
+    VerdictCacheRecord r{key, allow, summary, std::nullopt, kT0, Identity(key.edge)};
     if (!allow) r.report_path = ReportDir() + "/x.md";
     std::string path = CacheDir() + "/" + (name.empty() ? key.FileName() : name);
     Spit(path, RenderCacheRecord(r));

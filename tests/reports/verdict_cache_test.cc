@@ -3,8 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <set>
 #include <string>
 
+#include "config/config.h"
 #include "support/support.h"
 
 namespace devflow {
@@ -64,6 +67,56 @@ constexpr const char* kVetoRecord = R"({
 }
 )";
 
+// CheckerIdentity of Checker() below with verdictNonce on, computed independently with
+// python3: sha256(json.dumps(identity, separators=(',', ':'))).
+constexpr const char* kChecker = "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1";
+
+// Our record: upstream's five fields, then checkerSha256 (issue 7 item 3).
+constexpr const char* kOurAllowRecord = R"({
+  "key": {
+    "edge": "designing->ready",
+    "root": "/work/ws/.devflow",
+    "card": "0002-b",
+    "inputs": [
+      "design:4",
+      "prd:3"
+    ],
+    "promptSha256": "5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a"
+  },
+  "verdict": "allow",
+  "summary": "design holds",
+  "at": "2026-09-16T08:00:00.000Z",
+  "checkerSha256": "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1"
+}
+)";
+
+constexpr const char* kOurVetoRecord = R"({
+  "key": {
+    "edge": "designing->ready",
+    "root": "/work/ws/.devflow",
+    "card": "0002-b",
+    "inputs": [
+      "design:4",
+      "prd:3"
+    ],
+    "promptSha256": "5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a"
+  },
+  "verdict": "veto",
+  "summary": "the design is hollow",
+  "reportPath": "/work/ws/.devflow/reports/agent-gate/0002-b-designing-ready-r4.md",
+  "at": "2026-09-16T08:00:00.000Z",
+  "checkerSha256": "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1"
+}
+)";
+
+ProviderConfig Checker() {
+  ProviderConfig p;
+  p.name = "checker";
+  p.command = {"/usr/bin/check", "--x"};
+  p.env = {"API_KEY"};
+  return p;
+}
+
 VerdictCacheKey TheKey() {
   return VerdictCacheKey::Compute("designing->ready", "/work/ws/.devflow", "0002-b",
                                   {"prd:3", "design:4"}, kInstruction);
@@ -119,8 +172,46 @@ TEST_CASE("cache key keeps non-ASCII literal and '/' unescaped") {
 }
 
 TEST_CASE("cache record renders as JSON.stringify(record, null, 2) plus a newline") {
+  // Without an identity: upstream's bytes exactly.
   CHECK(RenderCacheRecord(AllowRecord()) == kAllowRecord);
   CHECK(RenderCacheRecord(VetoRecord()) == kVetoRecord);
+  // Ours: the same bytes plus the checkerSha256 line last.
+  VerdictCacheRecord allow = AllowRecord();
+  allow.checker_sha256 = kChecker;
+  CHECK(RenderCacheRecord(allow) == kOurAllowRecord);
+  VerdictCacheRecord veto = VetoRecord();
+  veto.checker_sha256 = kChecker;
+  CHECK(RenderCacheRecord(veto) == kOurVetoRecord);
+}
+
+TEST_CASE("checker identity hashes the provider definition and the edge's verdictNonce") {
+  const ProviderConfig base = Checker();
+  CHECK(CheckerIdentity(&base, true) == kChecker);
+  CHECK(CheckerIdentity(nullptr, false) ==
+        "4128e765bf0dcebf36641798acc7b43724a384fb384e0acceaa324656629ca4d");
+  ProviderConfig grounding;
+  grounding.name = "g";
+  grounding.builtin = "grounding";
+  grounding.args = {"--claim-kind", "design"};
+  grounding.network = true;
+  grounding.sandbox_off = true;
+  CHECK(CheckerIdentity(&grounding, false) ==
+        "04f0c60de96141f337eabc641102d429f3b03824041bb71bcef1d2c98b47543c");
+  // Each part of the definition counts; the provider's name does not.
+  std::vector<ProviderConfig> variants(6, base);
+  variants[0].command = {"/usr/bin/check", "--y"};
+  variants[1].env = {"API_KEY", "OTHER"};
+  variants[2].network = true;
+  variants[3].sandbox_off = true;
+  variants[4].builtin = "grounding";
+  variants[5].args = {"--a"};
+  std::set<std::string> seen{kChecker, CheckerIdentity(&base, false),
+                             CheckerIdentity(nullptr, true)};
+  for (const ProviderConfig& v : variants) seen.insert(CheckerIdentity(&v, true));
+  CHECK(seen.size() == 9);
+  ProviderConfig renamed = base;
+  renamed.name = "another-name";
+  CHECK(CheckerIdentity(&renamed, true) == kChecker);
 }
 
 TEST_CASE("cache record renders an empty input list as []") {
@@ -136,31 +227,96 @@ TEST_CASE("cache stores the pretty record under the key's file name and reads it
   CollectedWarnings warnings;
   CHECK(cache.PathFor(TheKey()) == tmp / "cache/agent-gate/74acfe879fe16512.json");
 
-  REQUIRE(cache.Store(VetoRecord(), warnings));
-  CHECK(Slurp(tmp / "cache/agent-gate/74acfe879fe16512.json") == std::string(kVetoRecord));
+  VerdictCacheRecord record = AllowRecord();
+  record.checker_sha256 = kChecker;
+  REQUIRE(cache.Store(record, warnings));
+  CHECK(Slurp(tmp / "cache/agent-gate/74acfe879fe16512.json") == std::string(kOurAllowRecord));
 
-  auto hit = cache.Lookup(TheKey(), warnings);
+  auto hit = cache.Lookup(TheKey(), kChecker, warnings);
+  REQUIRE(hit.has_value());
+  CHECK(hit->allow);
+  CHECK(hit->summary == "design holds");
+  CHECK_FALSE(hit->report_path.has_value());
+  CHECK(hit->at == kAt);
+  CHECK(hit->checker_sha256 == kChecker);
+  CHECK(hit->key.CompactJson() == kCompactKey);
+  CHECK(RenderCacheRecord(*hit) == kOurAllowRecord);
+  CHECK(warnings.lines.empty());
+}
+
+TEST_CASE("cache lookup hits a veto whose report is there") {
+  TempDir tmp;
+  VerdictCache cache(tmp / "cache", RealFileSystem());
+  VerdictCacheRecord record = VetoRecord();
+  record.checker_sha256 = kChecker;
+  record.report_path = tmp / "reports/0002-b-designing-ready-r4.md";
+  Spit(*record.report_path, "# Agent check veto\n");
+  CollectedWarnings warnings;
+  REQUIRE(cache.Store(record, warnings));
+  auto hit = cache.Lookup(TheKey(), kChecker, warnings);
   REQUIRE(hit.has_value());
   CHECK_FALSE(hit->allow);
   CHECK(hit->summary == "the design is hollow");
-  CHECK(hit->report_path == "/work/ws/.devflow/reports/agent-gate/0002-b-designing-ready-r4.md");
-  CHECK(hit->at == kAt);
-  CHECK(hit->key.CompactJson() == kCompactKey);
+  CHECK(hit->report_path == record.report_path);
+  CHECK(warnings.lines.empty());
+}
+
+TEST_CASE("a cached veto whose report is gone is a warned miss, never a pointer to nothing") {
+  TempDir tmp;
+  VerdictCache cache(tmp / "cache", RealFileSystem());
+  VerdictCacheRecord record = VetoRecord();
+  record.checker_sha256 = kChecker;
+  record.report_path = tmp / "reports/0002-b-designing-ready-r4.md";
+  CollectedWarnings warnings;
+  REQUIRE(cache.Store(record, warnings));
+  const std::string file = cache.PathFor(TheKey());
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK(warnings.lines ==
+        std::vector<std::string>{"devflow-agent-gate: the cached veto at " + file +
+                                 " names the report " + *record.report_path +
+                                 ", which is gone; treating it as a miss"});
+  // A directory in its place is no report either.
+  std::filesystem::create_directories(*record.report_path);
+  warnings.lines.clear();
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK(warnings.lines ==
+        std::vector<std::string>{"devflow-agent-gate: the cached veto at " + file +
+                                 " names the report " + *record.report_path +
+                                 ", which is not a regular file; treating it as a miss"});
+}
+
+TEST_CASE("a cached verdict of another checker, or of none, is a silent miss") {
+  TempDir tmp;
+  VerdictCache cache(tmp.path(), RealFileSystem());
+  CollectedWarnings warnings;
+  // Upstream's record (no checkerSha256): well-formed, right key, never a hit.
+  Spit(tmp / kFileName, kAllowRecord);
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  // Ours, asked for by another checker identity.
+  Spit(tmp / kFileName, kOurAllowRecord);
+  const ProviderConfig base = Checker();
+  CHECK_FALSE(cache.Lookup(TheKey(), CheckerIdentity(&base, false), warnings).has_value());
+  CHECK(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  // A non-string identity.
+  std::string odd = kOurAllowRecord;
+  odd.replace(odd.find(std::string("\"") + kChecker + "\""), 66, "7");
+  Spit(tmp / kFileName, odd);
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
   CHECK(warnings.lines.empty());
 }
 
 TEST_CASE("cache lookup reconstructs an allow record written by another writer") {
   TempDir tmp;
   VerdictCache cache(tmp.path(), RealFileSystem());
-  Spit(tmp / kFileName, kAllowRecord);
+  Spit(tmp / kFileName, kOurAllowRecord);
   CollectedWarnings warnings;
-  auto hit = cache.Lookup(TheKey(), warnings);
+  auto hit = cache.Lookup(TheKey(), kChecker, warnings);
   REQUIRE(hit.has_value());
   CHECK(hit->allow);
   CHECK(hit->summary == "design holds");
   CHECK_FALSE(hit->report_path.has_value());
   CHECK(hit->key.inputs == std::vector<std::string>{"design:4", "prd:3"});
-  CHECK(RenderCacheRecord(*hit) == kAllowRecord);
+  CHECK(RenderCacheRecord(*hit) == kOurAllowRecord);
   CHECK(warnings.lines.empty());
 }
 
@@ -168,7 +324,7 @@ TEST_CASE("cache lookup of an absent file is a silent miss") {
   TempDir tmp;
   VerdictCache cache(tmp / "never-created", RealFileSystem());
   CollectedWarnings warnings;
-  CHECK_FALSE(cache.Lookup(TheKey(), warnings).has_value());
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
   CHECK(warnings.lines.empty());
 }
 
@@ -179,7 +335,7 @@ TEST_CASE("cache lookup that cannot read the file warns and misses") {
   fs.Fail("read", kFileName, EACCES);
   VerdictCache cache(tmp.path(), fs);
   CollectedWarnings warnings;
-  CHECK_FALSE(cache.Lookup(TheKey(), warnings).has_value());
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
   std::string file = tmp / kFileName;
   REQUIRE(warnings.lines.size() == 1);
   CHECK(warnings.lines[0] == "devflow-agent-gate: could not read the verdict cache at " + file +
@@ -213,18 +369,19 @@ TEST_CASE("cache lookup treats each corrupt record shape as a warned miss") {
     Spit(tmp / kFileName, c.text);
     VerdictCache cache(tmp.path(), RealFileSystem());
     CollectedWarnings warnings;
-    CHECK_FALSE(cache.Lookup(TheKey(), warnings).has_value());
+    CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
     CHECK(warnings.lines == std::vector<std::string>{Corrupt(tmp / kFileName)});
   }
 }
 
 TEST_CASE("cache lookup accepts an empty summary and an absent at") {
   TempDir tmp;
-  Spit(tmp / kFileName,
-       std::string("{\"key\":") + kCompactKey + ",\"verdict\":\"allow\",\"summary\":\"\"}");
+  Spit(tmp / kFileName, std::string("{\"key\":") + kCompactKey +
+                            ",\"verdict\":\"allow\",\"summary\":\"\",\"checkerSha256\":\"" +
+                            kChecker + "\"}");
   VerdictCache cache(tmp.path(), RealFileSystem());
   CollectedWarnings warnings;
-  auto hit = cache.Lookup(TheKey(), warnings);
+  auto hit = cache.Lookup(TheKey(), kChecker, warnings);
   REQUIRE(hit.has_value());
   CHECK(hit->allow);
   CHECK(hit->summary.empty());
@@ -252,21 +409,25 @@ TEST_CASE("cache lookup treats a well-formed record with another key as a silent
     CAPTURE(c.label);
     TempDir tmp;
     std::string key = c.stored_key.empty() ? "" : "\"key\":" + c.stored_key + ",";
-    Spit(tmp / kFileName, "{" + key + R"("verdict":"allow","summary":"s","at":"x"})");
+    Spit(tmp / kFileName, "{" + key +
+                              R"("verdict":"allow","summary":"s","at":"x","checkerSha256":")" +
+                              kChecker + "\"}");
     VerdictCache cache(tmp.path(), RealFileSystem());
     CollectedWarnings warnings;
-    CHECK_FALSE(cache.Lookup(TheKey(), warnings).has_value());
+    CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
     CHECK(warnings.lines.empty());
   }
 }
 
 TEST_CASE("cache lookup compares the stored key as data, not as whitespace") {
   TempDir tmp;
-  Spit(tmp / kFileName, std::string("{ \"key\" :\n ") + kCompactKey +
-                            " ,\"verdict\":\"allow\",\"summary\":\"s\",\"at\":\"x\"}\n\n");
+  Spit(tmp / kFileName,
+       std::string("{ \"key\" :\n ") + kCompactKey +
+           " ,\"verdict\":\"allow\",\"summary\":\"s\",\"at\":\"x\",\"checkerSha256\" : \"" +
+           kChecker + "\"}\n\n");
   VerdictCache cache(tmp.path(), RealFileSystem());
   CollectedWarnings warnings;
-  CHECK(cache.Lookup(TheKey(), warnings).has_value());
+  CHECK(cache.Lookup(TheKey(), kChecker, warnings).has_value());
   CHECK(warnings.lines.empty());
 }
 

@@ -1,0 +1,212 @@
+// Issue 7 items 1, 3, 4 and 11 through the real binary: a reply whose last verdict block is
+// broken fails closed; a cached verdict belongs to the checker that gave it; a cached veto whose
+// report is gone runs the checker again; a 7 MiB summary stays out of every record but the
+// report.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "faults/faults.h"
+
+namespace devflow::faults {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char kCacheDir[] = ".devflow/cache/agent-gate";
+
+// A checker script in the workspace (which a confined checker may read), run by /bin/sh:
+// reads its prompt, then runs `body`.
+std::string Script(const Workspace& ws, const std::string& name, const std::string& body) {
+  const std::string path = ws / name;
+  test::Spit(path, "cat >/dev/null\n" + body);
+  return path;
+}
+
+void Configure(Workspace& ws, const std::string& script, const std::string& extra = "") {
+  GateYaml yaml;
+  yaml.command = {"/bin/sh", script};
+  yaml.cache_dir = kCacheDir;
+  ws.WriteConfig(yaml.Text() + extra);
+}
+
+// The same config with `verdictNonce: true` on the edge.
+std::string WithNonce(std::string yaml) {
+  const std::string at = "          inputs: [prd, design]\n";
+  yaml.replace(yaml.find(at), at.size(), at + "          verdictNonce: true\n");
+  return yaml;
+}
+
+// Puts the card back to how it was when constructed (journal and card.md), so an identical
+// retry of the same move can be made.
+class LambdaReset {
+ public:
+  explicit LambdaReset(const Workspace& ws)
+      : journal_(ws.journal_path()),
+        card_(ws.card_dir() + "/card.md"),
+        journal_text_(test::Slurp(journal_).value()),
+        card_text_(test::Slurp(card_).value()) {}
+  void operator()() const {
+    test::Spit(journal_, journal_text_);
+    test::Spit(card_, card_text_);
+  }
+
+ private:
+  std::string journal_, card_, journal_text_, card_text_;
+};
+
+std::string LedgerText(const Workspace& ws) {
+  return test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or("");
+}
+
+TEST_CASE("trust: a draft allow followed by a broken final verdict block fails closed") {
+  Workspace ws("");
+  const std::string checker =
+      Script(ws, "draft.sh",
+             "printf 'Draft:\\n```json\\n{\"verdict\": \"allow\", \"summary\": \"draft\"}\\n```\\n"
+             "Final:\\n```json\\n{\"verdict\": \"reject\", \"summary\": \"no\"}\\n```\\n'\n");
+  Configure(ws, checker);
+  ws.CardInDesigning();
+  auto r = ws.Gate({"move", kCard, "ready"});
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out ==
+        CouldNotRun("the checker replied without a parsable verdict block") + ParkedLine());
+  RequireParked(ws, "the checker replied without a parsable verdict block");
+}
+
+TEST_CASE("trust: a cached allow is not reused after the operator swaps the provider") {
+  Workspace ws("");
+  const std::string allow =
+      Script(ws, "allow.sh",
+             "printf '```json\\n{\"verdict\": \"allow\", \"summary\": \"ok\"}\\n```\\n'\n");
+  const std::string veto = Script(
+      ws, "veto.sh",
+      "printf '```json\\n{\"verdict\": \"veto\", \"summary\": \"the strict one says no\"}\\n```\\n'"
+      "\n");
+  Configure(ws, allow);
+  ws.CardInDesigning();
+  LambdaReset reset(ws);
+  auto first = ws.Gate({"move", kCard, "ready"});
+  REQUIRE(first.exit_code == 0);
+  const std::string file = CacheFile(ws, ws / kCacheDir);
+  auto record = nlohmann::json::parse(test::Slurp(file).value());
+  CHECK(record["checkerSha256"] == CheckerIdOf(ws));
+
+  // The same checker again: a hit (the journal is put back to before the move).
+  reset();
+  auto again = ws.Gate({"move", kCard, "ready"});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == CommittedOut("[cached] ok"));
+
+  // Another provider definition: a miss, the new checker decides.
+  reset();
+  Configure(ws, veto);
+  auto swapped = ws.Gate({"move", kCard, "ready"});
+  INFO("stderr: " << swapped.err);
+  CHECK(swapped.exit_code == 1);
+  CHECK(swapped.out == Vetoed("the strict one says no", ReportPath(ws)));
+  CHECK(swapped.err == "");  // another checker's record is a silent miss
+}
+
+TEST_CASE("trust: a verdict cached with verdictNonce off is not reused once it is on") {
+  Workspace ws("");
+  const std::string allow =
+      Script(ws, "allow.sh",
+             "printf '```json\\n{\"verdict\": \"allow\", \"summary\": \"ok\"}\\n```\\n'\n");
+  Configure(ws, allow);
+  ws.CardInDesigning();
+  LambdaReset reset(ws);
+  REQUIRE(ws.Gate({"move", kCard, "ready"}).exit_code == 0);
+  reset();
+  // The same script does not echo the nonce: with the nonce on it must run again, and fail.
+  GateYaml yaml;
+  yaml.command = {"/bin/sh", allow};
+  yaml.cache_dir = kCacheDir;
+  ws.WriteConfig(WithNonce(yaml.Text()));
+  auto r = ws.Gate({"move", kCard, "ready"});
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out ==
+        CouldNotRun("the checker replied without a parsable verdict block") + ParkedLine());
+}
+
+TEST_CASE("trust: a cached veto whose report is gone runs the checker again, with a warning") {
+  Workspace ws("");
+  const std::string veto =
+      Script(ws, "veto.sh",
+             "printf '```json\\n{\"verdict\": \"veto\", \"summary\": \"hollow\"}\\n```\\n'\n");
+  Configure(ws, veto);
+  ws.CardInDesigning();
+  auto first = ws.Gate({"move", kCard, "ready"});
+  REQUIRE(first.exit_code == 1);
+  auto cached = ws.Gate({"move", kCard, "ready"});
+  CHECK(cached.exit_code == 1);
+  CHECK(cached.out.find("(cached): hollow; full report: " + ReportPath(ws)) != std::string::npos);
+
+  REQUIRE(fs::remove(ReportPath(ws)));
+  auto rerun = ws.Gate({"move", kCard, "ready"});
+  CHECK(rerun.exit_code == 1);
+  CHECK(rerun.out == Vetoed("hollow", ReportPath(ws)));  // not "(cached)"
+  CHECK(rerun.err == "devflow-agent-gate: the cached veto at " + CacheFile(ws, ws / kCacheDir) +
+                         " names the report " + ReportPath(ws) +
+                         ", which is gone; treating it as a miss\n");
+  CHECK(fs::is_regular_file(ReportPath(ws)));  // written again
+}
+
+// 7 MiB of 'x' as one summary, under the default 8 MiB reply cap.
+const char kHugeSummary[] =
+    "printf '```json\\n{\"verdict\": \"%s\", \"summary\": \"' \"$VERDICT\"\n"
+    "yes x | head -c 14680064 | tr -d '\\n'\n"
+    "printf '\", \"findings\": ['\n"
+    "i=0; while [ $i -lt 100 ]; do printf '\"finding %d\",' $i; i=$((i+1)); done\n"
+    "printf '\"last\"]}\\n```\\n'\n";
+
+TEST_CASE("trust: a 7 MiB allow summary leaves the journal, ledger, cache and stdout small") {
+  Workspace ws("");
+  const std::string checker = Script(ws, "huge.sh", std::string("VERDICT=allow\n") + kHugeSummary);
+  Configure(ws, checker);
+  ws.CardInDesigning();
+  auto r = ws.Gate({"move", kCard, "ready"});
+  INFO("stderr: " << r.err.substr(0, 400));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.size() < 2048);
+  CHECK(r.out.find("\xE2\x80\xA6 [cut: ") != std::string::npos);
+  const std::string journal_line = ws.JournalLines().back();
+  CHECK(journal_line.size() < 2048);
+  auto entry = nlohmann::json::parse(journal_line);
+  const std::string summary = entry["gate"]["checks"][0]["summary"].get<std::string>();
+  CHECK(summary.size() <= 1024);
+  CHECK(summary.rfind(std::string(900, 'x'), 0) == 0);
+  CHECK(summary.find("\xE2\x80\xA6 [cut: ") != std::string::npos);
+  CHECK(LedgerText(ws).size() < 8192);
+  CHECK(LedgerText(ws).find(summary) != std::string::npos);
+  CHECK(fs::file_size(CacheFile(ws, ws / kCacheDir)) < 4096);
+  CHECK(r.err.size() < 2048);
+}
+
+TEST_CASE("trust: a 7 MiB veto summary reaches only the report, whole") {
+  Workspace ws("");
+  const std::string checker = Script(ws, "huge.sh", std::string("VERDICT=veto\n") + kHugeSummary);
+  Configure(ws, checker);
+  ws.CardInDesigning();
+  auto r = ws.Gate({"move", kCard, "ready"});
+  INFO("stderr: " << r.err.substr(0, 400));
+  REQUIRE(r.exit_code == 1);
+  CHECK(r.out.size() < 2048);
+  CHECK(r.out.find("full report: " + ReportPath(ws)) != std::string::npos);
+  CHECK(LedgerText(ws).size() < 8192);
+  const std::string cache = test::Slurp(CacheFile(ws, ws / kCacheDir)).value_or("");
+  CHECK(!cache.empty());
+  CHECK(cache.size() < 4096);
+  // The report has the whole summary and all 101 findings.
+  const std::string report = test::Slurp(ReportPath(ws)).value_or("");
+  CHECK(report.find(std::string(7340032, 'x')) != std::string::npos);
+  CHECK(report.find("- finding 99\n") != std::string::npos);
+  CHECK(report.find("- last\n") != std::string::npos);
+  CHECK(r.err.size() < 2048);
+}
+
+}  // namespace
+}  // namespace devflow::faults
