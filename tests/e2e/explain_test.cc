@@ -124,12 +124,18 @@ TEST_CASE("explain shows the cached verdict after a real allow, still dispatchin
   REQUIRE(cached.size() == 1);
   auto record = nlohmann::json::parse(cached.begin()->second);
 
-  ws.WriteConfig(Config({Fixture("e2e/marker_hang.sh"), ws / "marker"}));
   std::string out = ExplainWritesNothing(ws);
   CHECK(out.find("explain: card 0001-export-the-audit-log designing->ready at revision 7 ") == 0);
   CHECK(out.find("\ncache file: " + ws / (".gate-cache/" + cached.begin()->first) + "\n") !=
         std::string::npos);
   CHECK(out.find("\ncached verdict: allow: ok (at " + record["at"].get<std::string>() + ")\n") !=
+        std::string::npos);
+
+  // Another provider (one that would leave a marker and hang): the cached verdict is not its
+  // own, so explain says the checker would run (issue 7 item 3), and still runs nothing.
+  ws.WriteConfig(Config({Fixture("e2e/marker_hang.sh"), ws / "marker"}));
+  out = ExplainWritesNothing(ws);
+  CHECK(out.find("\ncached verdict: none (the checker would be dispatched)\n") !=
         std::string::npos);
 }
 
