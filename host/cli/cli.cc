@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -19,15 +20,12 @@
 #include "checker/grounding_checker.h"
 #include "checker/subprocess.h"
 #include "config/config.h"
-#include "host/cleanup.h"
-#include "host/decision_ledger.h"
-#include "host/executor.h"
+#include "host/deployment/check_budget.h"
+#include "host/deployment/deployment.h"
 #include "host/os.h"
+#include "host/server/server.h"
 #include "host/store.h"
 #include "host/warnings.h"
-#include "plugin/agent_gate.h"
-#include "plugin/artifact_gate.h"
-#include "plugin/grounding_gate.h"
 #include "reports/audit.h"
 
 namespace devflow {
@@ -43,11 +41,13 @@ constexpr int kExitFailedClosed = 3;
 constexpr int kExitRejected = 4;
 
 struct Globals {
-  std::string root;    // --root
-  std::string config;  // --config
+  std::string root;                // --root (the operator commands' pre-parse)
+  std::vector<std::string> roots;  // --root, every one given (serve serves them all)
+  std::string config;              // --config
 };
 
 std::string ResolveRoot(const Globals& g) {
+  if (!g.roots.empty()) return AbsolutePath(g.roots.back());
   if (!g.root.empty()) return AbsolutePath(g.root);
   if (const char* env = std::getenv("DEVFLOW_ROOT"); env && *env) return AbsolutePath(env);
   return AbsolutePath(".devflow");
@@ -67,42 +67,6 @@ std::string SelfPath(const char* argv0) {
 
 std::string Dump(const ojson& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-ojson ChecksJson(const std::vector<GateCheck>& checks) {
-  return ojson::parse(EncodeChecksJson(checks));
-}
-
-ojson CardBrief(const Card& c) {
-  ojson j;
-  j["id"] = c.id;
-  j["stage"] = std::string(LocationName(c.stage));
-  j["stageRevision"] = c.stage_revision;
-  if (c.blocked_from) j["blockedFrom"] = std::string(LocationName(*c.blocked_from));
-  return j;
-}
-
-ojson CardFull(const Card& c) {
-  ojson j = CardBrief(c);
-  j["title"] = c.title;
-  j["serviceClass"] = std::string(ServiceClassName(c.service_class));
-  if (c.parent) j["parent"] = *c.parent;
-  j["root"] = c.root;
-  j["path"] = c.path;
-  j["createdAt"] = c.created_at;
-  j["updatedAt"] = c.updated_at;
-  ojson arts = ojson::array();
-  for (const auto& a : c.artifact_records) {
-    ojson r;
-    r["path"] = a.path;
-    if (a.kind) r["kind"] = *a.kind;
-    r["rev"] = a.rev;
-    r["stage"] = std::string(LocationName(a.stage));
-    arts.push_back(r);
-  }
-  j["artifacts"] = arts;
-  j["body"] = c.body;
-  return j;
 }
 
 // Parses `--by KIND[:NAME]`: human[:name], agent[:session], command[:name].
@@ -140,49 +104,18 @@ int ExitFor(const std::string& code) {
   return kExitRejected;
 }
 
-// Everything a gated command needs, built from --root and --config.
-struct Deployment {
-  std::string root;
-  GateConfig config;
-  std::unique_ptr<Store> store;
-  std::unique_ptr<SubprocessChecker> checker;
-  std::vector<std::unique_ptr<Policy>> owned;
-  std::vector<Policy*> policies;
-};
-
-Result<std::unique_ptr<Deployment>> LoadDeployment(const Globals& g, const char* argv0) {
-  auto d = std::make_unique<Deployment>();
-  d->root = ResolveRoot(g);
-  Result<GateConfig> config = LoadConfigFile(ResolveConfig(g, d->root));
-  if (!config.ok()) return config.status();
-  d->config = std::move(*config);
-  d->store = std::make_unique<Store>(d->root, RealFileSystem(), SystemClock(), StderrWarnings());
-  d->checker = std::make_unique<SubprocessChecker>(d->config.providers, SelfPath(argv0));
-  Store* store = d->store.get();
-  CardReader reader = [store](const std::string& root, const std::string& id) -> Result<Card> {
-    if (root != store->root()) {
-      return Status::Error("not-found", "card " + id + " belongs to root " + root +
-                                            ", which this deployment does not serve");
-    }
-    return store->Read(id);
-  };
-  for (const PluginConfig& plugin : d->config.plugins) {
-    if (plugin.agent) {
-      d->owned.push_back(
-          std::make_unique<AgentGate>(*plugin.agent, reader, *d->checker, RealFileSystem()));
-    } else if (plugin.artifact) {
-      d->owned.push_back(
-          std::make_unique<ArtifactGate>(*plugin.artifact, reader, RealFileSystem()));
-    } else if (plugin.grounding) {
-      d->owned.push_back(
-          std::make_unique<GroundingGate>(*plugin.grounding, reader, RealFileSystem()));
-    } else {
-      return Status::Error("config", d->config.file + ":" + std::to_string(plugin.line) +
-                                         ": plugin " + plugin.id + " has no configuration");
-    }
-    d->policies.push_back(d->owned.back().get());
+Result<std::unique_ptr<Deployment>> LoadDeployment(const Globals& g, const char* argv0,
+                                                   bool budgeted = false) {
+  DeploymentOptions options;
+  options.root = ResolveRoot(g);
+  options.config_file = ResolveConfig(g, options.root);
+  options.self_path = SelfPath(argv0);
+  if (budgeted) {
+    options.wrap_checker = [](CheckerDispatch& inner) -> std::unique_ptr<CheckerDispatch> {
+      return std::make_unique<BudgetedChecker>(inner);
+    };
   }
-  return d;
+  return devflow::LoadDeployment(options);
 }
 
 int PrintConfigProblem(const Status& s) {
@@ -224,7 +157,7 @@ int CardShow(const Globals& g, const std::string& id, bool json) {
   Result<Card> card = store.Read(id);
   if (!card.ok()) return Fail(card.status().message(), ExitFor(card.status().code()));
   if (json) {
-    std::cout << Dump(CardFull(*card), 2) << "\n";
+    std::cout << CardJson(*card, 2) << "\n";
     return kExitOk;
   }
   const Card& c = *card;
@@ -267,7 +200,7 @@ int CardList(const Globals& g, bool json) {
   if (json) {
     ojson arr = ojson::array();
     for (const auto& c : *cards) {
-      ojson j = CardBrief(c);
+      ojson j = ojson::parse(CardBriefJson(c));
       j["title"] = c.title;
       arr.push_back(j);
     }
@@ -314,44 +247,22 @@ int ArtifactAdd(const Globals& g, const std::string& id, const std::string& kind
 struct MoveArgs {
   std::string id, to, by = "human", reason;
   std::optional<int64_t> expect;
+  std::optional<int64_t> timeout_ms;  // --timeout: the move's deadline (check_budget.h)
   bool dry_run = false, explain = false, json = false;
   bool reason_given = false;
 };
 
 int MoveExplain(Deployment& d, const MoveRequest& req, bool json) {
-  Executor executor(*d.store, d.policies, SystemClock(), StderrWarnings());
-  Result<Attempt> attempt = executor.Resolve(req);
-  if (!attempt.ok()) {
-    return Fail(attempt.status().message(), ExitFor(attempt.status().code()));
+  Result<Explanation> explained = ExplainMove(d, req);
+  if (!explained.ok()) {
+    return Fail(explained.status().message(), ExitFor(explained.status().code()));
   }
-  ojson plugins = ojson::array();
-  std::string text = "explain: card " + req.id + " " + std::string(LocationName(attempt->from)) +
-                     "->" + std::string(LocationName(attempt->to)) + " at revision " +
-                     std::to_string(attempt->expected_revision) +
-                     " (nothing is dispatched or written)\n";
-  for (size_t i = 0; i < d.policies.size(); ++i) {
-    std::string part = d.policies[i]->Explain(*attempt);
-    text += "\n[" + std::to_string(i + 1) + "] " + d.policies[i]->id() + "\n" + part + "\n";
-    ojson p;
-    p["id"] = d.policies[i]->id();
-    p["explain"] = part;
-    plugins.push_back(p);
-  }
-  if (d.policies.empty()) text += "\nno plugins are configured: the move would be admitted\n";
-  if (json) {
-    ojson j;
-    j["card"] = req.id;
-    j["edge"] =
-        std::string(LocationName(attempt->from)) + "->" + std::string(LocationName(attempt->to));
-    j["plugins"] = plugins;
-    std::cout << Dump(j) << "\n";
-  } else {
-    std::cout << text;
-  }
+  std::cout << (json ? explained->json + "\n" : explained->text);
   return kExitOk;
 }
 
 int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
+  const auto started = std::chrono::steady_clock::now();
   auto to = ParseLocation(a.to);
   if (!to) {
     return Fail("\"" + a.to +
@@ -362,7 +273,8 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   if (!actor) return Fail("--by must be human[:NAME], agent[:SESSION] or command[:NAME]");
   if (a.dry_run && a.explain) return Fail("pass --dry-run or --explain, not both");
   if (a.expect && *a.expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
-  Result<std::unique_ptr<Deployment>> d = LoadDeployment(g, argv0);
+  if (a.timeout_ms && *a.timeout_ms < 1) return Fail("--timeout must be a positive number of ms");
+  Result<std::unique_ptr<Deployment>> d = LoadDeployment(g, argv0, a.timeout_ms.has_value());
   if (!d.ok()) return PrintConfigProblem(d.status());
   MoveRequest req;
   req.id = a.id;
@@ -373,31 +285,10 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   req.dry_run = a.dry_run;
   if (a.explain) return MoveExplain(**d, req, a.json);
 
-  // Temp files of writers that died mid-write are removed before anything reads these dirs
-  // (they are never read as records anyway: their names never match one).
-  std::vector<std::string> swept = {(*d)->store->CardDir(req.id),
-                                    JoinPath((*d)->store->CardDir(req.id), "artifacts")};
-  for (const auto& policy : (*d)->owned) {
-    if (auto* gate = dynamic_cast<AgentGate*>(policy.get())) {
-      swept.push_back(gate->ReportDir((*d)->root));
-      if (!gate->CacheDir((*d)->root).empty()) swept.push_back(gate->CacheDir((*d)->root));
-    }
-  }
-  if (!req.dry_run && IsValidCardId(req.id)) {
-    for (const auto& problem : RemoveStaleTemps(RealFileSystem(), swept).errors) {
-      StderrWarnings().Warn("devflow-gate: could not remove a stale temporary file: " + problem);
-    }
-  }
-
-  Executor executor(*(*d)->store, (*d)->policies, SystemClock(), StderrWarnings());
-  MoveOutcome out = executor.Move(req);
-  if (!req.dry_run && out.code != "not-found") {
-    Status logged = AppendDecision(RealFileSystem(), (*d)->root, req, out, SystemClock().NowIso());
-    if (!logged.ok()) {
-      StderrWarnings().Warn("devflow-gate: could not record the decision in " +
-                            DecisionLedgerPath((*d)->root) + ": " + logged.message());
-    }
-  }
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (a.timeout_ms) deadline = started + std::chrono::milliseconds(*a.timeout_ms);
+  BudgetedChecker::Scope budget(deadline);
+  MoveOutcome out = RunMove(**d, req, StderrWarnings());
   int exit = kExitOk;
   if (out.ok) {
     exit = kExitOk;
@@ -406,23 +297,8 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   } else {
     exit = ExitFor(out.code);
   }
-  std::optional<std::string> report;
-  for (const auto& r : out.reports) report = r.path;
   if (a.json) {
-    ojson j;
-    j["ok"] = out.ok;
-    j["code"] = out.code;
-    j["message"] = out.message;
-    j["card"] = out.card ? CardBrief(*out.card) : ojson(nullptr);
-    j["checks"] = ChecksJson(out.checks);
-    j["parked"] = out.parked;
-    j["report"] = report ? ojson(*report) : ojson(nullptr);
-    if (a.dry_run) {
-      j["dryRun"] = true;
-      if (!out.park_message.empty()) j["wouldPark"] = out.park_message;
-      if (!out.reports.empty()) j["reportText"] = out.reports.back().text;
-    }
-    std::cout << Dump(j) << "\n";
+    std::cout << MoveJson(req, out) << "\n";
     return exit;
   }
   if (exit == kExitUsage) return Fail(out.message, exit);
@@ -566,7 +442,8 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   Globals g;
-  app.add_option("--root", g.root, "devflow root (default: $DEVFLOW_ROOT, else ./.devflow)");
+  app.add_option("--root", g.roots,
+                 "devflow root (default: $DEVFLOW_ROOT, else ./.devflow); serve takes several");
   app.add_option("--config", g.config, "config file (default: <workspace>/devflow-gate.yaml)");
 
   int rc = kExitOk;
@@ -617,6 +494,9 @@ int RunCli(int argc, char** argv) {
   move->add_flag("--dry-run", mv.dry_run, "run the whole waterfall and the checker; write nothing");
   move->add_flag("--explain", mv.explain, "dispatch nothing, write nothing; show what would run");
   move->add_flag("--json", mv.json, "print one JSON object");
+  move->add_option("--timeout", mv.timeout_ms,
+                   "deadline of the whole move in ms: a check whose checkTimeoutMs does not fit "
+                   "in the time left is not started (fails closed)");
   move->callback([&] {
     mv.reason_given = reason_opt->count() > 0;
     rc = Move(g, mv, argv[0]);
@@ -639,6 +519,45 @@ int RunCli(int argc, char** argv) {
   grounding->callback(
       [&] { rc = RunGroundingChecker(grounding->remaining(), std::cin, std::cout, std::cerr); });
 
+  // serve (SPEC §9, docs/server.md)
+  ServerOptions so;
+  std::string socket_mode = "0600";
+  auto* serve =
+      app.add_subcommand("serve", "the admission server: HTTP on unix sockets / loopback");
+  serve->add_option("--listen", so.listen, "unix:PATH or 127.0.0.1:PORT (repeatable)")->required();
+  serve->add_option("--max-checks", so.max_checks, "attempts decided at once (default 8)");
+  serve->add_option("--max-queue", so.max_queue, "attempts waiting beyond those (default 256)");
+  serve->add_option("--drain-timeout-ms", so.drain_timeout_ms,
+                    "on SIGTERM, how long attempts in flight may finish (default 30000)");
+  serve->add_option("--socket-mode", socket_mode, "mode of unix sockets, octal (default 0600)");
+  serve->add_option("--socket-group", so.socket_group, "group of unix sockets");
+  serve->add_option("--allow-uid", so.allow_uids,
+                    "peer uid allowed on unix sockets (repeatable; default: the server's uid)");
+  serve->add_flag("--allow-remote", so.allow_remote,
+                  "allow TCP on non-loopback addresses (needs --token-file)");
+  serve->add_option("--token-file", so.token_file,
+                    "file holding the bearer token TCP callers send");
+  serve->add_option("--max-body-bytes", so.max_body_bytes, "largest request body (default 1 MiB)");
+  serve->add_option("--read-timeout-ms", so.read_timeout_ms,
+                    "a request must arrive within this (default 10000)");
+  serve->add_option("--idle-timeout-ms", so.idle_timeout_ms,
+                    "idle keep-alive connections close after this (default 60000)");
+  serve->add_option("--max-connections", so.max_connections, "open connections (default 1024)");
+  serve->callback([&] {
+    char* end = nullptr;
+    long mode = std::strtol(socket_mode.c_str(), &end, 8);
+    if (socket_mode.empty() || *end != '\0' || mode < 0 || mode > 0777) {
+      rc = Fail("--socket-mode must be an octal mode such as 0600");
+      return;
+    }
+    so.socket_mode = static_cast<int>(mode);
+    for (const std::string& r : g.roots) so.roots.push_back(AbsolutePath(r));
+    if (so.roots.empty()) so.roots.push_back(ResolveRoot(g));
+    so.config_file = g.config.empty() ? "" : AbsolutePath(g.config);
+    so.self_path = SelfPath(argv[0]);
+    rc = RunServer(so);
+  });
+
   // Listed for --help; dispatched above with their own argument parsing.
   app.add_subcommand("audit",
                      "health report of the root: journals, locks, parked cards, cache, ledger");
@@ -657,7 +576,7 @@ int RunCli(int argc, char** argv) {
     if (!known) {
       std::cerr << "devflow-gate: unknown command \"" << command
                 << "\"; commands: card, artifact, move, config, ground, checker, audit, reports, "
-                   "cache\n"
+                   "cache, serve\n"
                 << "run 'devflow-gate --help' (or '<command> --help') for usage\n";
       return kExitUsage;
     }

@@ -1,0 +1,258 @@
+#include "host/deployment/deployment.h"
+
+#include <nlohmann/json.hpp>
+
+#include "host/cleanup.h"
+#include "host/decision_ledger.h"
+#include "host/os.h"
+#include "plugin/registry.h"
+
+namespace devflow {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+std::string Dump(const ojson& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+ojson Brief(const Card& c) {
+  ojson j;
+  j["id"] = c.id;
+  j["stage"] = std::string(LocationName(c.stage));
+  j["stageRevision"] = c.stage_revision;
+  if (c.blocked_from) j["blockedFrom"] = std::string(LocationName(*c.blocked_from));
+  return j;
+}
+
+std::string Quoted(Location l) { return "\"" + std::string(LocationName(l)) + "\""; }
+
+}  // namespace
+
+Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& options) {
+  auto d = std::make_unique<Deployment>();
+  d->root = options.root;
+  Result<GateConfig> config = LoadConfigFile(options.config_file);
+  if (!config.ok()) return config.status();
+  d->config = std::move(*config);
+  Warnings& warnings = options.warnings ? *options.warnings : StderrWarnings();
+  d->store = std::make_unique<Store>(d->root, RealFileSystem(), SystemClock(), warnings);
+  d->checker = std::make_unique<SubprocessChecker>(d->config.providers, options.self_path);
+  if (options.wrap_checker) d->dispatch = options.wrap_checker(*d->checker);
+  CheckerDispatch* dispatch = d->dispatch ? d->dispatch.get() : d->checker.get();
+  Store* store = d->store.get();
+  CardReader reader = [store](const std::string& root, const std::string& id) -> Result<Card> {
+    if (root != store->root()) {
+      return Status::Error("not-found", "card " + id + " belongs to root " + root +
+                                            ", which this deployment does not serve");
+    }
+    return store->Read(id);
+  };
+  Result<std::vector<std::unique_ptr<Policy>>> built =
+      BuildPolicies(d->config, PolicyDeps{reader, dispatch, &RealFileSystem()});
+  if (!built.ok()) return built.status();
+  d->owned = std::move(*built);
+  for (const auto& policy : d->owned) d->policies.push_back(policy.get());
+  d->owned_dirs = OwnedDirs(d->config, d->root);
+  return d;
+}
+
+MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warnings,
+                    bool* ledger_failed) {
+  // Temp files of writers that died mid-write are removed before anything reads these dirs
+  // (they are never read as records anyway: their names never match one).
+  if (!request.dry_run && IsValidCardId(request.id)) {
+    std::vector<std::string> swept = {d.store->CardDir(request.id),
+                                      JoinPath(d.store->CardDir(request.id), "artifacts")};
+    swept.insert(swept.end(), d.owned_dirs.begin(), d.owned_dirs.end());
+    for (const auto& problem : RemoveStaleTemps(RealFileSystem(), swept).errors) {
+      warnings.Warn("devflow-gate: could not remove a stale temporary file: " + problem);
+    }
+  }
+  Executor executor(*d.store, d.policies, SystemClock(), warnings);
+  MoveOutcome out = executor.Move(request);
+  if (!request.dry_run && out.code != "not-found") {
+    Status logged = AppendDecision(RealFileSystem(), d.root, request, out, SystemClock().NowIso());
+    if (!logged.ok()) {
+      if (ledger_failed) *ledger_failed = true;
+      warnings.Warn("devflow-gate: could not record the decision in " + DecisionLedgerPath(d.root) +
+                    ": " + logged.message());
+    }
+  }
+  return out;
+}
+
+std::string MoveJson(const MoveRequest& request, const MoveOutcome& out) {
+  std::optional<std::string> report;
+  for (const auto& r : out.reports) report = r.path;
+  ojson j;
+  j["ok"] = out.ok;
+  j["code"] = out.code;
+  j["message"] = out.message;
+  j["card"] = out.card ? Brief(*out.card) : ojson(nullptr);
+  j["checks"] = ojson::parse(EncodeChecksJson(out.checks));
+  j["parked"] = out.parked;
+  j["report"] = report ? ojson(*report) : ojson(nullptr);
+  if (request.dry_run) {
+    j["dryRun"] = true;
+    if (!out.park_message.empty()) j["wouldPark"] = out.park_message;
+    if (!out.reports.empty()) j["reportText"] = out.reports.back().text;
+  }
+  return Dump(j);
+}
+
+Result<Explanation> ExplainMove(Deployment& d, const MoveRequest& req) {
+  Executor executor(*d.store, d.policies, SystemClock(), StderrWarnings());
+  Result<Attempt> attempt = executor.Resolve(req);
+  if (!attempt.ok()) return attempt.status();
+  ojson plugins = ojson::array();
+  std::string text = "explain: card " + req.id + " " + std::string(LocationName(attempt->from)) +
+                     "->" + std::string(LocationName(attempt->to)) + " at revision " +
+                     std::to_string(attempt->expected_revision) +
+                     " (nothing is dispatched or written)\n";
+  for (size_t i = 0; i < d.policies.size(); ++i) {
+    std::string part = d.policies[i]->Explain(*attempt);
+    text += "\n[" + std::to_string(i + 1) + "] " + d.policies[i]->id() + "\n" + part + "\n";
+    ojson p;
+    p["id"] = d.policies[i]->id();
+    p["explain"] = part;
+    plugins.push_back(p);
+  }
+  if (d.policies.empty()) text += "\nno plugins are configured: the move would be admitted\n";
+  ojson j;
+  j["card"] = req.id;
+  j["edge"] = attempt->edge().Name();
+  j["plugins"] = plugins;
+  return Explanation{text, Dump(j)};
+}
+
+std::string CardBriefJson(const Card& card) { return Dump(Brief(card)); }
+
+std::string CardJson(const Card& c, int indent) {
+  ojson j = Brief(c);
+  j["title"] = c.title;
+  j["serviceClass"] = std::string(ServiceClassName(c.service_class));
+  if (c.parent) j["parent"] = *c.parent;
+  j["root"] = c.root;
+  j["path"] = c.path;
+  j["createdAt"] = c.created_at;
+  j["updatedAt"] = c.updated_at;
+  ojson arts = ojson::array();
+  for (const auto& a : c.artifact_records) {
+    ojson r;
+    r["path"] = a.path;
+    if (a.kind) r["kind"] = *a.kind;
+    r["rev"] = a.rev;
+    r["stage"] = std::string(LocationName(a.stage));
+    arts.push_back(r);
+  }
+  j["artifacts"] = arts;
+  j["body"] = c.body;
+  return Dump(j, indent);
+}
+
+AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warnings,
+                      bool* ledger_failed) {
+  const Attempt& attempt = request.attempt;
+  AdmitOutcome out;
+  MoveRequest as_move;  // the ledger row's view of the attempt
+  as_move.id = attempt.id;
+  as_move.to = attempt.to;
+  as_move.expected_revision = attempt.expected_revision;
+  as_move.by = attempt.by;
+  as_move.reason = attempt.reason;
+  as_move.dry_run = request.dry_run;
+
+  // The caller resolved the attempt against its own read of the card; the policies read the
+  // card again here, so an attempt that no longer matches it is refused (never decided on a
+  // card other than the one the caller will commit to).
+  std::optional<Card> card;
+  auto refusal = [&]() -> std::optional<Status> {
+    Result<Card> read = d.store->Read(attempt.id);
+    if (!read.ok()) return read.status();
+    card = *read;
+    if (card->stage != attempt.from) {
+      return Status::Error("revision-mismatch",
+                           "card " + attempt.id + " is at " + Quoted(card->stage) + ", not " +
+                               Quoted(attempt.from) + "; re-read the card and retry");
+    }
+    if (card->stage_revision != attempt.expected_revision) {
+      return Status::Error("revision-mismatch", "card " + attempt.id + " is at revision " +
+                                                    std::to_string(card->stage_revision) +
+                                                    ", not the expected " +
+                                                    std::to_string(attempt.expected_revision) +
+                                                    "; re-read the card and retry");
+    }
+    if (!IsLegalTransition(card->stage, attempt.to, card->blocked_from, card->service_class)) {
+      return Status::Error("illegal-edge", "card " + attempt.id + " cannot move from " +
+                                               Quoted(card->stage) + " to " + Quoted(attempt.to));
+    }
+    if (IsReworkEdge(card->stage, attempt.to) &&
+        (!attempt.reason || attempt.reason->find_first_not_of(" \t\r\n") == std::string::npos)) {
+      return Status::Error("reason-required", "moving card " + attempt.id + " from " +
+                                                  Quoted(card->stage) + " back to " +
+                                                  Quoted(attempt.to) +
+                                                  " is rework; say why with a reason");
+    }
+    return std::nullopt;
+  }();
+
+  if (refusal) {
+    out.code = refusal->code();
+    out.decision = Decision::Veto(refusal->message());
+  } else {
+    AttemptContext context;
+    context.dry_run = request.dry_run;
+    context.warnings = &warnings;
+    out.decision = RunWaterfall(d.policies, attempt, context);
+    out.reports = context.reports;
+    if (!out.decision.allowed && !context.parks.empty()) out.park = context.parks.front();
+    out.code = out.decision.allowed ? "admitted" : "vetoed";
+  }
+
+  // As for a move: every real attempt on a card that exists leaves its ledger row.
+  if (!request.dry_run && out.code != "not-found") {
+    MoveOutcome row;
+    row.ok = out.decision.allowed;
+    row.code = out.code;
+    row.message =
+        out.decision.allowed ? "admitted: the caller's store commits" : out.decision.reason;
+    row.card = card;
+    if (out.decision.allowed) row.checks = out.decision.checks;
+    row.failed_closed = out.park.has_value();
+    row.reports = out.reports;
+    row.attempt = attempt;
+    Status logged = AppendDecision(RealFileSystem(), d.root, as_move, row, SystemClock().NowIso());
+    if (!logged.ok()) {
+      if (ledger_failed) *ledger_failed = true;
+      warnings.Warn("devflow-gate: could not record the decision in " + DecisionLedgerPath(d.root) +
+                    ": " + logged.message());
+    }
+  }
+  return out;
+}
+
+std::string AdmitJson(const AdmitOutcome& outcome, const std::string& decision_id) {
+  ojson j;
+  j["allowed"] = outcome.decision.allowed;
+  if (outcome.decision.allowed) {
+    if (outcome.decision.approved_by) {
+      j["approvedBy"] = ojson::parse(EncodeActorJson(*outcome.decision.approved_by));
+    }
+    if (!outcome.decision.checks.empty()) {
+      j["checks"] = ojson::parse(EncodeChecksJson(outcome.decision.checks));
+    }
+  } else {
+    j["reason"] = outcome.decision.reason;
+    if (outcome.park) {
+      ojson park;
+      park["by"] = ojson::parse(EncodeActorJson(outcome.park->by));
+      park["reason"] = outcome.park->reason;
+      j["park"] = park;
+    }
+  }
+  if (!decision_id.empty()) j["decisionId"] = decision_id;
+  return Dump(j);
+}
+
+}  // namespace devflow
