@@ -1,0 +1,40 @@
+#include "host/deployment/check_budget.h"
+
+#include <string>
+
+namespace devflow {
+namespace {
+thread_local std::optional<BudgetedChecker::TimePoint> current_deadline;
+}  // namespace
+
+BudgetedChecker::Scope::Scope(std::optional<TimePoint> deadline) : saved_(current_deadline) {
+  current_deadline = deadline;
+}
+
+BudgetedChecker::Scope::~Scope() { current_deadline = saved_; }
+
+Result<CheckReply> BudgetedChecker::Dispatch(const CheckRequest& request) {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  const auto start = std::chrono::steady_clock::now();
+  if (current_deadline) {
+    const int64_t left = duration_cast<milliseconds>(*current_deadline - start).count();
+    if (left < request.timeout_ms) {
+      Result<CheckReply> refused = Status::Error(
+          "fault", "the request deadline leaves " + std::to_string(left < 0 ? 0 : left) +
+                       "ms, less than checkTimeoutMs (" + std::to_string(request.timeout_ms) +
+                       "ms); the check was not started");
+      if (observer_) observer_(request, false, refused, 0);
+      return refused;
+    }
+  }
+  if (running_) running_(+1);
+  Result<CheckReply> reply = inner_.Dispatch(request);
+  if (running_) running_(-1);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (observer_) observer_(request, true, reply, ms);
+  return reply;
+}
+
+}  // namespace devflow

@@ -1,0 +1,53 @@
+// The request deadline applied to checks (issue 8 "Bounded work"; kubernetes#128162: per-check
+// timeouts that add up past the caller's). A check whose checkTimeoutMs does not fit in the
+// time the attempt has left is not started: it fails closed saying so. Shared by the server
+// (X-Devflow-Deadline-Ms / deadlineMs) and `move --timeout`.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "checker/dispatch.h"
+
+namespace devflow {
+
+/// A CheckerDispatch decorator that enforces the deadline of the attempt running on the
+/// calling thread (each attempt runs on one thread from start to end) and reports every check.
+class BudgetedChecker : public CheckerDispatch {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  /// What happened to one check: `started` false when the deadline refused it; `ms` the
+  /// checker's wall time; `result` the inner dispatch's result (or the refusal).
+  using Observer = std::function<void(const CheckRequest& request, bool started,
+                                      const Result<CheckReply>& result, double ms)>;
+
+  /// `running(+1)` before a checker starts and `running(-1)` after it ended.
+  explicit BudgetedChecker(CheckerDispatch& inner, Observer observer = {},
+                           std::function<void(int delta)> running = {})
+      : inner_(inner), observer_(std::move(observer)), running_(std::move(running)) {}
+
+  /// The fault is `the request deadline leaves <n>ms, less than checkTimeoutMs (<m>ms); the
+  /// check was not started` (code "fault").
+  Result<CheckReply> Dispatch(const CheckRequest& request) override;
+
+  /// Sets (or clears) the deadline of the attempt on this thread; RAII.
+  class Scope {
+   public:
+    explicit Scope(std::optional<TimePoint> deadline);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    std::optional<TimePoint> saved_;
+  };
+
+ private:
+  CheckerDispatch& inner_;
+  Observer observer_;
+  std::function<void(int delta)> running_;
+};
+
+}  // namespace devflow

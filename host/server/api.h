@@ -1,0 +1,58 @@
+// The JSON bodies of the admission server's endpoints (docs/server.md, docs/openapi.yaml):
+// strict decoding — an unknown field, a field of the wrong type, a duplicate key or malformed
+// JSON is refused with the name of the field — and the error body. No Asio here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "host/deployment/deployment.h"
+
+namespace devflow {
+
+/// Why a body was refused: the field (JSON Pointer style path without the leading slash, e.g.
+/// "by.kind"; "" for the body as a whole) and a one-line message naming it.
+struct BodyError {
+  std::string field;
+  std::string message;
+};
+
+/// POST /v1/admit: a TransitionAttempt {id, from, to, expectedRevision, by, reason?, root, at}
+/// plus dryRun? and deadlineMs?.
+struct AdmitBody {
+  AdmitRequest admit;
+  std::optional<int64_t> deadline_ms;
+};
+std::optional<AdmitBody> ParseAdmitBody(std::string_view body, BodyError& error);
+
+/// POST /v1/moves: {id, to, by?, reason?, expectRevision?, dryRun?, root?, deadlineMs?}.
+/// `by` is an actor object or the CLI's "kind[:name]" text; default human.
+struct MovesBody {
+  MoveRequest move;
+  std::optional<std::string> root;
+  std::optional<int64_t> deadline_ms;
+};
+std::optional<MovesBody> ParseMovesBody(std::string_view body, BodyError& error);
+
+/// `--by`'s text form: human[:name], agent[:session], command[:name].
+std::optional<Actor> ParseActorText(const std::string& text);
+
+/// {"error": message, "field": field} (field omitted when empty).
+std::string ErrorJson(const BodyError& error);
+
+/// One JSON log line (without newline) from ordered key/value text pairs; values that are
+/// numbers are given as `number` true.
+struct LogField {
+  std::string key;
+  std::string value;
+  bool number = false;
+};
+std::string LogLine(const std::string& time, const std::string& level,
+                    const std::vector<LogField>& fields);
+
+/// JSON string value (escaped, quoted).
+std::string JsonString(std::string_view text);
+
+}  // namespace devflow

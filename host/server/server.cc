@@ -1,0 +1,1117 @@
+// The admission server's I/O: listeners, HTTP sessions, the attempt scheduler, reload and
+// drain. Everything that touches Boost.Asio / Beast is in this file (compile cost, STYLE.md).
+//
+// Threads: one I/O thread runs the io_context (accept, parse, route, schedule, write). An
+// attempt (the waterfall, synchronous today) runs on one of --max-checks worker threads and
+// posts its answer back to the io_context. docs/server.md says why, and what changes when
+// the checker gets an asynchronous entry point.
+#include "host/server/server.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "host/decision_ledger.h"
+#include "host/deployment/check_budget.h"
+#include "host/deployment/deployment.h"
+#include "host/os.h"
+#include "host/server/api.h"
+#include "host/server/metrics.h"
+#include "reports/sha256.h"
+
+namespace devflow {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using local_stream = asio::local::stream_protocol;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+
+// ---- logging --------------------------------------------------------------------------------
+
+class Logger {
+ public:
+  void Write(const std::string& level, const std::vector<LogField>& fields) {
+    const std::string line = LogLine(SystemClock().NowIso(), level, fields) + "\n";
+    std::lock_guard lock(mu_);
+    std::cerr << line << std::flush;
+  }
+
+ private:
+  std::mutex mu_;
+};
+
+Logger& Log() {
+  static Logger logger;
+  return logger;
+}
+
+// Policy and store warnings become log lines (decisions never depend on them).
+class LogWarnings : public Warnings {
+ public:
+  void Warn(const std::string& line) override { Log().Write("warn", {{"msg", line}}); }
+};
+
+std::string DecisionId() {
+  unsigned char bytes[12];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n <= 0) continue;
+    got += static_cast<size_t>(n);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "d-";
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 0xf];
+  }
+  return out;
+}
+
+std::string Ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  return buf;
+}
+
+// ---- HTTP plumbing --------------------------------------------------------------------------
+
+struct Reply {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+Reply JsonReply(int status, std::string body) {
+  Reply r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+Reply ErrorReply(int status, const std::string& field, const std::string& message) {
+  return JsonReply(status, ErrorJson(BodyError{field, message}));
+}
+
+Reply Busy(const std::string& why) {
+  Reply r = ErrorReply(503, "", why);
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() + 0 && i + 2 <= s.size() - 1 + 1) {
+      auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+      };
+      int hi = i + 1 < s.size() ? hex(s[i + 1]) : -1;
+      int lo = i + 2 < s.size() ? hex(s[i + 2]) : -1;
+      if (hi < 0 || lo < 0) {
+        out += s[i];
+        continue;
+      }
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ParseQuery(std::string_view q) {
+  std::map<std::string, std::string> out;
+  while (!q.empty()) {
+    size_t amp = q.find('&');
+    std::string_view part = q.substr(0, amp);
+    size_t eq = part.find('=');
+    std::string key = PercentDecode(part.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? "" : PercentDecode(part.substr(eq + 1));
+    if (!key.empty()) out[key] = value;
+    if (amp == std::string_view::npos) break;
+    q.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
+// Constant-time comparison of a presented bearer token with the configured one: the time
+// depends only on the lengths.
+bool SameToken(std::string_view presented, std::string_view expected) {
+  unsigned char diff = presented.size() == expected.size() ? 0 : 1;
+  const size_t n = std::max(presented.size(), expected.size());
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char a = i < presented.size() ? presented[i] : 0;
+    unsigned char b = i < expected.size() ? expected[i] : 0;
+    diff |= a ^ b;
+  }
+  return diff == 0 && !expected.empty();
+}
+
+// ---- config generations ---------------------------------------------------------------------
+
+// One loaded config for every served root. Attempts hold the generation they started under,
+// so a reload never changes the policies of an attempt in flight.
+struct Generation {
+  int64_t number = 0;
+  std::string hash;  // SHA-256 over the config files' bytes, in root order
+  std::map<std::string, std::unique_ptr<Deployment>> by_root;
+};
+
+// ---- the worker pool ------------------------------------------------------------------------
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(int n) {
+    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~WorkerPool() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void Post(std::function<void()> job) {
+    {
+      std::lock_guard lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+  }
+  // Threads stuck in a checker at exit are left to the process's end (drain timeout).
+  void Abandon() {
+    for (auto& t : threads_) t.detach();
+    threads_.clear();
+  }
+
+ private:
+  void Loop() {
+    // The checker's children get PR_SET_PDEATHSIG; they must not see SIGHUP/SIGTERM meant for
+    // the server either: signals are handled by the I/O thread only.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+        if (stop_ && jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
+
+// ---- the core: routing, scheduling, reload, drain -------------------------------------------
+
+// What a connection may still touch after the server's core is gone (handlers destroyed with
+// the io_context at exit).
+struct Shared {
+  ServerMetrics metrics;
+  int open = 0;  // connections open now
+};
+
+struct PeerInfo {
+  bool tcp = false;
+  std::string peer;  // "uid=1000" or "127.0.0.1:5555"
+};
+
+class Core {
+ public:
+  Core(asio::io_context& io, const ServerOptions& options)
+      : io_(io),
+        options_(options),
+        shared_(std::make_shared<Shared>()),
+        metrics_(shared_->metrics),
+        pool_(options.max_checks) {}
+
+  ServerMetrics& metrics() { return metrics_; }
+  const std::shared_ptr<Shared>& shared() const { return shared_; }
+  const ServerOptions& options() const { return options_; }
+  bool draining() const { return draining_; }
+
+  // Loads every root's config into a new generation; on failure keeps the last good one.
+  Status Reload() {
+    auto gen = std::make_shared<Generation>();
+    gen->number = current_ ? current_->number + 1 : 1;
+    std::string hashed;
+    for (const std::string& root : options_.roots) {
+      DeploymentOptions o;
+      o.root = root;
+      o.config_file = options_.config_file.empty() ? JoinPath(ParentPath(root), "devflow-gate.yaml")
+                                                   : options_.config_file;
+      o.self_path = options_.self_path;
+      o.warnings = &warnings_;
+      o.wrap_checker = [this](CheckerDispatch& inner) -> std::unique_ptr<CheckerDispatch> {
+        return std::make_unique<BudgetedChecker>(
+            inner,
+            [this](const CheckRequest& req, bool started, const Result<CheckReply>& r, double) {
+              metrics_.CheckerRun(req.provider, !started ? "not-started" : r.ok() ? "ok" : "fault");
+              if (started) metrics_.CacheMiss();
+            },
+            [this](int delta) { metrics_.AddCheckersRunning(delta); });
+      };
+      Result<std::unique_ptr<Deployment>> d = LoadDeployment(o);
+      if (!d.ok()) {
+        last_reload_error_ = d.status().message();
+        metrics_.ReloadFailed();
+        return d.status();
+      }
+      Result<std::string> bytes = RealFileSystem().ReadFile(o.config_file);
+      hashed += bytes.ok() ? *bytes : "";
+      hashed.push_back('\0');
+      gen->by_root[root] = std::move(*d);
+    }
+    gen->hash = Sha256Hex(hashed);
+    current_ = gen;
+    last_reload_error_.clear();
+    metrics_.SetConfig(gen->number, gen->hash, true);
+    return Status::Ok();
+  }
+
+  // Answers one request; `done` runs on the I/O thread.
+  void Handle(http::request<http::string_body>& req, const PeerInfo& peer,
+              std::function<void(Reply)> done) {
+    const auto received = Clock::now();
+    std::string_view target(req.target().data(), req.target().size());
+    std::string path(target.substr(0, target.find('?')));
+    std::map<std::string, std::string> query;
+    if (target.find('?') != std::string_view::npos) {
+      query = ParseQuery(target.substr(target.find('?') + 1));
+    }
+    const std::string endpoint = EndpointName(path);
+    auto finish = [this, endpoint, done](Reply r) {
+      metrics_.Request(endpoint, r.status);
+      done(std::move(r));
+    };
+    if (peer.tcp && !token_.empty()) {
+      auto auth = req.find(http::field::authorization);
+      std::string_view presented;
+      if (auth != req.end())
+        presented = std::string_view(auth->value().data(), auth->value().size());
+      const std::string_view prefix = "Bearer ";
+      bool ok = presented.size() > prefix.size() && presented.substr(0, prefix.size()) == prefix &&
+                SameToken(presented.substr(prefix.size()), token_);
+      if (!ok) {
+        Reply r = ErrorReply(401, "Authorization",
+                             "a bearer token is required: send Authorization: Bearer <token>");
+        r.headers.emplace_back("WWW-Authenticate", "Bearer");
+        Log().Write("warn", {{"msg", "request refused: no valid bearer token"},
+                             {"peer", peer.peer},
+                             {"endpoint", endpoint}});
+        return finish(std::move(r));
+      }
+    }
+    const bool get = req.method() == http::verb::get;
+    const bool post = req.method() == http::verb::post;
+    if (path == "/healthz" && get) return finish(JsonReply(200, "{\"ok\":true}"));
+    if (path == "/readyz" && get) return finish(Ready());
+    if (path == "/metrics" && get) {
+      Reply r = JsonReply(200, metrics_.Render());
+      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      return finish(std::move(r));
+    }
+    if (path == "/v1/reload" && post) return finish(ReloadReply());
+    if (path.rfind("/v1/cards/", 0) == 0 && get) return finish(CardReply(path.substr(10), query));
+    if (path == "/v1/explain" && get) return finish(ExplainReply(query));
+    if ((path == "/v1/admit" || path == "/v1/moves") && post) {
+      if (draining_) return finish(Busy("the server is shutting down; retry on its successor"));
+      std::optional<int64_t> header_deadline;
+      if (auto h = req.find("X-Devflow-Deadline-Ms"); h != req.end()) {
+        std::string v(h->value().data(), h->value().size());
+        char* end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || errno != 0 || n < 1) {
+          return finish(ErrorReply(400, "X-Devflow-Deadline-Ms",
+                                   "header X-Devflow-Deadline-Ms must be a positive integer (ms)"));
+        }
+        header_deadline = n;
+      }
+      if (path == "/v1/admit") return Admit(req.body(), header_deadline, received, finish);
+      return Moves(req.body(), header_deadline, received, finish);
+    }
+    static const std::set<std::string> known = {
+        "/healthz", "/readyz", "/metrics", "/v1/reload", "/v1/explain", "/v1/admit", "/v1/moves"};
+    if (known.count(path) || path.rfind("/v1/cards/", 0) == 0) {
+      return finish(ErrorReply(
+          405, "", "method " + std::string(req.method_string()) + " is not allowed on " + path));
+    }
+    return finish(ErrorReply(404, "", "no endpoint " + path + "; see docs/server.md"));
+  }
+
+  // SIGTERM: stop taking attempts, answer the queued ones 503, let running ones finish up to
+  // the drain timeout, then write `interrupted` rows for what is still running and exit 0.
+  void Drain(std::function<void()> stop_listening) {
+    if (draining_) return;
+    draining_ = true;
+    Log().Write("info", {{"msg", "draining"},
+                         {"inFlight", std::to_string(running_), true},
+                         {"queued", std::to_string(waiting_.size()), true}});
+    stop_listening();
+    for (Job& job : waiting_) job.done(Busy("the server is shutting down; retry on its successor"));
+    waiting_.clear();
+    UpdateGauges();
+    if (running_ == 0) return asio::post(io_, [this] { io_.stop(); });
+    drain_timer_.emplace(io_, std::chrono::milliseconds(options_.drain_timeout_ms));
+    drain_timer_->async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      for (auto& [id, job] : in_flight_) WriteInterrupted(job);
+      Log().Write("warn", {{"msg", "drain timeout: attempts still running were interrupted"},
+                           {"interrupted", std::to_string(in_flight_.size()), true}});
+      pool_.Abandon();
+      std::cerr.flush();
+      // Checkers still running get SIGKILL from PR_SET_PDEATHSIG as the process ends.
+      std::_Exit(kExitOk);
+    });
+  }
+
+  void set_token(std::string token) { token_ = std::move(token); }
+  const std::string& last_reload_error() const { return last_reload_error_; }
+
+ private:
+  struct Job {
+    uint64_t seq = 0;
+    std::string key;  // root + '\0' + card id: attempts on one card run one at a time
+    std::shared_ptr<const Generation> generation;
+    Deployment* deployment = nullptr;
+    std::optional<Clock::time_point> deadline;
+    std::function<Reply(Deployment&)> work;
+    std::function<void(Reply)> done;
+    // For an `interrupted` row when the drain times out.
+    MoveRequest move;
+  };
+
+  static std::string EndpointName(const std::string& path) {
+    if (path.rfind("/v1/cards/", 0) == 0) return "/v1/cards";
+    static const std::set<std::string> known = {
+        "/healthz", "/readyz", "/metrics", "/v1/reload", "/v1/explain", "/v1/admit", "/v1/moves"};
+    return known.count(path) ? path : "other";
+  }
+
+  Reply Ready() {
+    std::string reason;
+    if (!current_) reason = "no config is loaded";
+    if (reason.empty()) {
+      for (const auto& [root, d] : current_->by_root) {
+        for (const ProviderConfig& p : d->config.providers) {
+          if (!p.sandbox_off && d->checker->SandboxLevel(p) == "none") {
+            reason = "provider " + p.name +
+                     " has no usable sandbox (neither bubblewrap nor Landlock+seccomp); install "
+                     "bubblewrap or set sandbox: off on the provider";
+            break;
+          }
+        }
+        if (!reason.empty()) break;
+        // The decision ledger must be writable: its directory, or the root that will hold it.
+        // (the nearest existing directory on its path, which the first row will create under).
+        std::string dir = JoinPath(root, "ledger");
+        while (::access(dir.c_str(), F_OK) != 0 && dir != ParentPath(dir)) dir = ParentPath(dir);
+        if (::access(dir.c_str(), W_OK) != 0) {
+          reason = "the decision ledger under " + dir + " is not writable: " + std::strerror(errno);
+          break;
+        }
+      }
+    }
+    std::string body = "{\"ready\":" + std::string(reason.empty() ? "true" : "false");
+    if (!reason.empty()) body += ",\"reason\":" + JsonString(reason);
+    if (current_) {
+      body += ",\"generation\":" + std::to_string(current_->number) +
+              ",\"configHash\":" + JsonString(current_->hash);
+    }
+    if (!last_reload_error_.empty())
+      body += ",\"lastReloadError\":" + JsonString(last_reload_error_);
+    body += "}";
+    return JsonReply(reason.empty() ? 200 : 503, body);
+  }
+
+  Reply ReloadReply() {
+    Status s = Reload();
+    Log().Write(
+        s.ok() ? "info" : "error",
+        {{"msg", s.ok() ? "config reloaded" : "config reload failed; keeping the last good config"},
+         {"generation", std::to_string(current_ ? current_->number : 0), true},
+         {"error", s.ok() ? "" : s.message()}});
+    if (!s.ok()) {
+      return JsonReply(422, "{\"ok\":false,\"error\":" + JsonString(s.message()) +
+                                ",\"generation\":" + std::to_string(current_->number) + "}");
+    }
+    return JsonReply(200, "{\"ok\":true,\"generation\":" + std::to_string(current_->number) +
+                              ",\"configHash\":" + JsonString(current_->hash) + "}");
+  }
+
+  // The root a request names, which must be one the server was started with.
+  Deployment* RootOf(const std::optional<std::string>& named, BodyError& error) {
+    const std::string root = named ? AbsolutePath(*named) : options_.roots.front();
+    auto it = current_->by_root.find(root);
+    if (it == current_->by_root.end()) {
+      error = {"root", "root " + root + " is not served here; this server serves " + [&] {
+                 std::string all;
+                 for (const auto& r : options_.roots) all += (all.empty() ? "" : ", ") + r;
+                 return all;
+               }()};
+      return nullptr;
+    }
+    return it->second.get();
+  }
+
+  Reply CardReply(const std::string& id, const std::map<std::string, std::string>& query) {
+    std::optional<std::string> root;
+    if (auto it = query.find("root"); it != query.end()) root = it->second;
+    BodyError error;
+    Deployment* d = RootOf(root, error);
+    if (!d) return ErrorReply(403, error.field, error.message);
+    Result<Card> card = d->store->Read(PercentDecode(id));
+    if (!card.ok()) {
+      return ErrorReply(card.status().code() == "not-found" ? 404 : 500, "",
+                        card.status().message());
+    }
+    return JsonReply(200, CardJson(*card));
+  }
+
+  Reply ExplainReply(const std::map<std::string, std::string>& query) {
+    static const std::set<std::string> known = {"id", "to",     "root",
+                                                "by", "reason", "expectRevision"};
+    for (const auto& [k, v] : query) {
+      if (!known.count(k)) return ErrorReply(400, k, "unknown query parameter \"" + k + "\"");
+    }
+    MoveRequest req;
+    auto id = query.find("id");
+    auto to = query.find("to");
+    if (id == query.end()) return ErrorReply(400, "id", "query parameter \"id\" is required");
+    if (to == query.end()) return ErrorReply(400, "to", "query parameter \"to\" is required");
+    req.id = id->second;
+    auto loc = ParseLocation(to->second);
+    if (!loc) return ErrorReply(400, "to", "query parameter \"to\" names no location");
+    req.to = *loc;
+    if (auto by = query.find("by"); by != query.end()) {
+      auto actor = ParseActorText(by->second);
+      if (!actor) return ErrorReply(400, "by", "query parameter \"by\" must be kind[:name]");
+      req.by = *actor;
+    }
+    if (auto r = query.find("reason"); r != query.end()) req.reason = r->second;
+    if (auto e = query.find("expectRevision"); e != query.end()) {
+      char* end = nullptr;
+      long long n = std::strtoll(e->second.c_str(), &end, 10);
+      if (e->second.empty() || *end != '\0' || n < 1) {
+        return ErrorReply(400, "expectRevision",
+                          "query parameter \"expectRevision\" must be a revision (1 or more)");
+      }
+      req.expected_revision = n;
+    }
+    std::optional<std::string> root;
+    if (auto r = query.find("root"); r != query.end()) root = r->second;
+    BodyError error;
+    Deployment* d = RootOf(root, error);
+    if (!d) return ErrorReply(403, error.field, error.message);
+    Result<Explanation> ex = ExplainMove(*d, req);
+    if (!ex.ok()) {
+      int status = ex.status().code() == "not-found" ? 404 : 409;
+      return JsonReply(status, "{\"error\":" + JsonString(ex.status().message()) +
+                                   ",\"code\":" + JsonString(ex.status().code()) + "}");
+    }
+    return JsonReply(200, ex->json);
+  }
+
+  static std::optional<Clock::time_point> DeadlineOf(Clock::time_point received,
+                                                     std::optional<int64_t> header,
+                                                     std::optional<int64_t> body) {
+    std::optional<int64_t> ms = header;
+    if (body && (!ms || *body < *ms)) ms = body;
+    if (!ms) return std::nullopt;
+    return received + std::chrono::milliseconds(*ms);
+  }
+
+  void Admit(const std::string& body, std::optional<int64_t> header_deadline,
+             Clock::time_point received, std::function<void(Reply)> finish) {
+    BodyError error;
+    std::optional<AdmitBody> parsed = ParseAdmitBody(body, error);
+    if (!parsed) return finish(ErrorReply(400, error.field, error.message));
+    Deployment* d = RootOf(parsed->admit.attempt.root, error);
+    if (!d) return finish(ErrorReply(403, error.field, error.message));
+    parsed->admit.attempt.root = d->root;
+    Job job;
+    job.key = d->root + std::string(1, '\0') + parsed->admit.attempt.id;
+    job.deployment = d;
+    job.deadline = DeadlineOf(received, header_deadline, parsed->deadline_ms);
+    job.move.id = parsed->admit.attempt.id;
+    job.move.to = parsed->admit.attempt.to;
+    job.move.expected_revision = parsed->admit.attempt.expected_revision;
+    job.move.by = parsed->admit.attempt.by;
+    job.move.reason = parsed->admit.attempt.reason;
+    AdmitRequest admit = parsed->admit;
+    job.work = [this, admit, received](Deployment& dep) {
+      const std::string decision_id = DecisionId();
+      bool ledger_failed = false;
+      AdmitOutcome out = RunAdmit(dep, admit, warnings_, &ledger_failed);
+      if (ledger_failed) metrics_.LedgerRowNotWritten();
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - received).count();
+      std::string outcome = out.decision.allowed ? "allowed" : out.park ? "parked" : "vetoed";
+      if (out.code != "admitted" && out.code != "vetoed") outcome = out.code;
+      CountCache(out.decision);
+      if (out.park) {
+        metrics_.Park();
+        metrics_.Fault(FaultKind(out.park->reason));
+      }
+      metrics_.Decision("/v1/admit", outcome, ms / 1000.0);
+      Log().Write("info", {{"msg", "decision"},
+                           {"decisionId", decision_id},
+                           {"endpoint", "/v1/admit"},
+                           {"card", admit.attempt.id},
+                           {"edge", admit.attempt.edge().Name()},
+                           {"outcome", outcome},
+                           {"dryRun", admit.dry_run ? "true" : "false", true},
+                           {"ms", Ms(ms), true}});
+      return JsonReply(200, AdmitJson(out, decision_id));
+    };
+    job.done = std::move(finish);
+    Submit(std::move(job));
+  }
+
+  void Moves(const std::string& body, std::optional<int64_t> header_deadline,
+             Clock::time_point received, std::function<void(Reply)> finish) {
+    BodyError error;
+    std::optional<MovesBody> parsed = ParseMovesBody(body, error);
+    if (!parsed) return finish(ErrorReply(400, error.field, error.message));
+    Deployment* d = RootOf(parsed->root, error);
+    if (!d) return finish(ErrorReply(403, error.field, error.message));
+    Job job;
+    job.key = d->root + std::string(1, '\0') + parsed->move.id;
+    job.deployment = d;
+    job.deadline = DeadlineOf(received, header_deadline, parsed->deadline_ms);
+    job.move = parsed->move;
+    MoveRequest move = parsed->move;
+    job.work = [this, move, received](Deployment& dep) {
+      const std::string decision_id = DecisionId();
+      bool ledger_failed = false;
+      MoveOutcome out = RunMove(dep, move, warnings_, &ledger_failed);
+      if (ledger_failed) metrics_.LedgerRowNotWritten();
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - received).count();
+      std::string outcome = out.code;
+      if (out.failed_closed) outcome = out.parked ? "parked" : "failed-closed";
+      Decision seen;
+      seen.allowed = out.ok;
+      seen.checks = out.checks;
+      seen.reason = out.message;
+      CountCache(seen);
+      if (out.failed_closed) {
+        metrics_.Fault(FaultKind(out.message));
+        if (out.parked) metrics_.Park();
+      }
+      metrics_.Decision("/v1/moves", outcome, ms / 1000.0);
+      Log().Write("info", {{"msg", "decision"},
+                           {"decisionId", decision_id},
+                           {"endpoint", "/v1/moves"},
+                           {"card", move.id},
+                           {"edge", out.attempt.id.empty()
+                                        ? std::string("?->") + std::string(LocationName(move.to))
+                                        : out.attempt.edge().Name()},
+                           {"outcome", outcome},
+                           {"dryRun", move.dry_run ? "true" : "false", true},
+                           {"ms", Ms(ms), true}});
+      std::string json = MoveJson(move, out);
+      json.insert(json.size() - 1, ",\"decisionId\":" + JsonString(decision_id));
+      return JsonReply(200, json);
+    };
+    job.done = std::move(finish);
+    Submit(std::move(job));
+  }
+
+  void CountCache(const Decision& d) {
+    if (d.allowed) {
+      for (const GateCheck& c : d.checks) {
+        if (c.summary && c.summary->rfind("[cached] ", 0) == 0) metrics_.CacheHit();
+      }
+    } else if (d.reason.find(" (cached): ") != std::string::npos) {
+      metrics_.CacheHit();
+    }
+  }
+
+  void Submit(Job job) {
+    job.seq = ++seq_;
+    job.generation = current_;
+    const bool can_start = running_ < options_.max_checks && !busy_.count(job.key);
+    if (!can_start && static_cast<int>(waiting_.size()) >= options_.max_queue) {
+      job.done(Busy("the server is at --max-checks " + std::to_string(options_.max_checks) +
+                    " with --max-queue " + std::to_string(options_.max_queue) +
+                    " attempts waiting; retry after the Retry-After delay"));
+      return;
+    }
+    waiting_.push_back(std::move(job));
+    Pump();
+  }
+
+  // Starts every waiting attempt that may run now, oldest first.
+  void Pump() {
+    for (auto it = waiting_.begin(); it != waiting_.end() && running_ < options_.max_checks;) {
+      if (busy_.count(it->key)) {
+        ++it;
+        continue;
+      }
+      Job job = std::move(*it);
+      it = waiting_.erase(it);
+      Start(std::move(job));
+    }
+    UpdateGauges();
+  }
+
+  void Start(Job job) {
+    busy_.insert(job.key);
+    ++running_;
+    const uint64_t seq = job.seq;
+    in_flight_[seq] = job;
+    auto shared = std::make_shared<Job>(std::move(job));
+    pool_.Post([this, shared] {
+      Reply reply;
+      {
+        BudgetedChecker::Scope scope(shared->deadline);
+        reply = shared->work(*shared->deployment);
+      }
+      asio::post(io_, [this, shared, reply = std::move(reply)]() mutable {
+        --running_;
+        busy_.erase(shared->key);
+        in_flight_.erase(shared->seq);
+        shared->done(std::move(reply));
+        if (draining_ && running_ == 0) return io_.stop();
+        Pump();
+      });
+    });
+  }
+
+  void UpdateGauges() { metrics_.SetAttempts(running_, static_cast<int64_t>(waiting_.size())); }
+
+  void WriteInterrupted(const Job& job) {
+    MoveOutcome out;
+    out.code = "interrupted";
+    out.message = "the server was stopped (SIGTERM) and its drain timeout of " +
+                  std::to_string(options_.drain_timeout_ms) +
+                  "ms ended before this attempt was decided";
+    Status s = AppendDecision(RealFileSystem(), job.deployment->root, job.move, out,
+                              SystemClock().NowIso());
+    if (!s.ok()) {
+      metrics_.LedgerRowNotWritten();
+      Log().Write("error", {{"msg", "could not write an interrupted row: " + s.message()},
+                            {"card", job.move.id}});
+    }
+  }
+
+  asio::io_context& io_;
+  const ServerOptions& options_;
+  std::shared_ptr<Shared> shared_;
+  ServerMetrics& metrics_;
+  LogWarnings warnings_;
+  std::shared_ptr<const Generation> current_;
+  std::string last_reload_error_;
+  std::string token_;
+  WorkerPool pool_;
+  std::deque<Job> waiting_;
+  std::set<std::string> busy_;
+  std::map<uint64_t, Job> in_flight_;
+  int running_ = 0;
+  uint64_t seq_ = 0;
+  bool draining_ = false;
+  std::optional<asio::steady_timer> drain_timer_;
+};
+
+// ---- sessions -------------------------------------------------------------------------------
+
+template <class Protocol>
+class Session : public std::enable_shared_from_this<Session<Protocol>> {
+ public:
+  using Stream = beast::basic_stream<Protocol>;
+
+  Session(typename Protocol::socket socket, Core& core, PeerInfo peer)
+      : stream_(std::move(socket)), core_(core), peer_(std::move(peer)), shared_(core.shared()) {
+    ++shared_->open;
+    shared_->metrics.SetConnections(shared_->open);
+  }
+  ~Session() {
+    --shared_->open;
+    shared_->metrics.SetConnections(shared_->open);
+  }
+
+  // The first request must arrive within --read-timeout-ms of the connect; later ones on a
+  // kept-alive connection within --idle-timeout-ms of the previous answer.
+  void Start() { Read(core_.options().read_timeout_ms); }
+
+  // A peer refused at accept gets one answer to its first request and the connection closes
+  // (read first: closing a unix socket with unread data resets the peer before it reads).
+  void Refuse(int status, const std::string& message) {
+    refusal_ = ErrorReply(status, "", message);
+    Start();
+  }
+
+ private:
+  void Read(int64_t header_timeout_ms) {
+    parser_.emplace();
+    parser_->body_limit(static_cast<uint64_t>(core_.options().max_body_bytes));
+    parser_->header_limit(16 * 1024);
+    // Headers within the timeout, then the body within --read-timeout-ms: a slow client is
+    // dropped.
+    stream_.expires_after(std::chrono::milliseconds(header_timeout_ms));
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&Session::OnHeader, this->shared_from_this()));
+  }
+
+  void OnHeader(beast::error_code ec, size_t) {
+    if (ec) return OnError(ec);
+    stream_.expires_after(std::chrono::milliseconds(core_.options().read_timeout_ms));
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::OnRead, this->shared_from_this()));
+  }
+
+  void OnError(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::connection_reset) {
+      return Close();
+    }
+    if (ec == beast::error::timeout) {
+      if (parser_ && (parser_->got_some() || buffer_.size() > 0)) {
+        Log().Write("warn", {{"msg",
+                              "slow client dropped: the request did not arrive within "
+                              "--read-timeout-ms"},
+                             {"peer", peer_.peer}});
+        core_.metrics().ConnectionRefused("slow-client");
+      }
+      return Close();
+    }
+    if (ec == http::error::body_limit) {
+      return Write(ErrorReply(413, "",
+                              "the body exceeds " + std::to_string(core_.options().max_body_bytes) +
+                                  " bytes"),
+                   false);
+    }
+    if (ec == http::error::header_limit) {
+      return Write(ErrorReply(431, "", "the request headers exceed 16384 bytes"), false);
+    }
+    return Write(ErrorReply(400, "", "malformed HTTP request: " + ec.message()), false);
+  }
+
+  void OnRead(beast::error_code ec, size_t) {
+    if (ec) return OnError(ec);
+    stream_.expires_never();
+    if (refusal_) return Write(std::move(*refusal_), false);
+    request_ = parser_->release();
+    const bool keep = request_.keep_alive();
+    auto self = this->shared_from_this();
+    core_.Handle(request_, peer_, [self, keep](Reply r) {
+      self->Write(std::move(r), keep && !self->core_.draining());
+    });
+  }
+
+  void Write(Reply r, bool keep_alive) {
+    auto res = std::make_shared<http::response<http::string_body>>();
+    res->version(11);
+    res->result(static_cast<http::status>(r.status));
+    res->set(http::field::server, "devflow-gate");
+    res->set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) res->set(k, v);
+    res->keep_alive(keep_alive);
+    res->body() = std::move(r.body);
+    res->prepare_payload();
+    stream_.expires_after(std::chrono::milliseconds(core_.options().read_timeout_ms));
+    auto self = this->shared_from_this();
+    http::async_write(stream_, *res, [self, res, keep_alive](beast::error_code ec, size_t) {
+      if (ec || !keep_alive) return self->Close();
+      self->Read(self->core_.options().idle_timeout_ms);
+    });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(Protocol::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+  }
+
+  Stream stream_;
+  Core& core_;
+  PeerInfo peer_;
+  std::shared_ptr<Shared> shared_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::request<http::string_body> request_;
+  std::optional<Reply> refusal_;
+};
+
+// ---- listeners ------------------------------------------------------------------------------
+
+template <class Protocol>
+class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
+ public:
+  using Acceptor = typename Protocol::acceptor;
+  Listener(asio::io_context& io, Acceptor acceptor, Core& core, std::string name)
+      : io_(io), acceptor_(std::move(acceptor)), core_(core), name_(std::move(name)) {}
+
+  void Accept() {
+    acceptor_.async_accept(
+        [self = this->shared_from_this()](beast::error_code ec, typename Protocol::socket socket) {
+          if (ec) {
+            if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
+            Log().Write("warn", {{"msg", "accept failed: " + ec.message()}});
+            return self->Accept();
+          }
+          self->OnAccept(std::move(socket));
+          self->Accept();
+        });
+  }
+
+  void Stop() {
+    beast::error_code ignored;
+    acceptor_.close(ignored);
+  }
+
+ private:
+  void OnAccept(typename Protocol::socket socket) {
+    PeerInfo peer;
+    std::optional<std::pair<int, std::string>> refuse;
+    if constexpr (std::is_same_v<Protocol, local_stream>) {
+      struct ucred cred {};
+      socklen_t len = sizeof cred;
+      if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+        refuse = {403, "the peer's credentials cannot be read"};
+      } else {
+        peer.peer = "uid=" + std::to_string(cred.uid) + " pid=" + std::to_string(cred.pid);
+        const auto& allow = core_.options().allow_uids;
+        if (std::find(allow.begin(), allow.end(), cred.uid) == allow.end()) {
+          refuse = {403, "uid " + std::to_string(cred.uid) +
+                             " is not allowed on this socket; start the server with "
+                             "--allow-uid " +
+                             std::to_string(cred.uid) + " to allow it"};
+          core_.metrics().ConnectionRefused("peer-uid");
+          Log().Write("warn", {{"msg", "connection refused: peer uid not on the allow list"},
+                               {"peer", peer.peer}});
+        }
+      }
+    } else {
+      peer.tcp = true;
+      beast::error_code ec;
+      auto ep = socket.remote_endpoint(ec);
+      peer.peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+    }
+    if (core_.shared()->open >= core_.options().max_connections) {
+      core_.metrics().ConnectionRefused("connection-cap");
+      Log().Write("warn",
+                  {{"msg", "connection refused: --max-connections reached"}, {"peer", peer.peer}});
+      beast::error_code ignored;
+      socket.close(ignored);
+      return;
+    }
+    auto session = std::make_shared<Session<Protocol>>(std::move(socket), core_, peer);
+    if (refuse) return session->Refuse(refuse->first, refuse->second);
+    session->Start();
+  }
+
+  asio::io_context& io_;
+  Acceptor acceptor_;
+  Core& core_;
+  std::string name_;
+};
+
+int Usage(const std::string& message) {
+  std::cerr << "devflow-gate serve: " << message << "\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+int RunServer(const ServerOptions& in) {
+  ServerOptions options = in;
+  if (options.listen.empty()) return Usage("pass --listen unix:PATH or --listen 127.0.0.1:PORT");
+  if (options.roots.empty()) return Usage("no devflow root to serve; pass --root DIR");
+  if (options.max_checks < 1) return Usage("--max-checks must be at least 1");
+  if (options.max_queue < 0) return Usage("--max-queue must be 0 or more");
+  if (options.allow_remote && options.token_file.empty()) {
+    return Usage("--allow-remote needs --token-file FILE: remote callers must send a bearer token");
+  }
+  if (options.allow_uids.empty()) options.allow_uids.push_back(::getuid());
+  std::string token;
+  if (!options.token_file.empty()) {
+    Result<std::string> text = RealFileSystem().ReadFile(options.token_file);
+    if (!text.ok()) return Usage("cannot read --token-file: " + text.status().message());
+    token = *text;
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
+      token.pop_back();
+    if (token.empty()) return Usage("--token-file " + options.token_file + " is empty");
+  }
+  for (const std::string& spec : options.listen) {
+    if (spec.rfind("unix:", 0) == 0) continue;
+    size_t colon = spec.rfind(':');
+    std::string host = colon == std::string::npos ? spec : spec.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+      host = host.substr(1, host.size() - 2);
+    beast::error_code ec;
+    auto address = asio::ip::make_address(host, ec);
+    if (colon == std::string::npos || ec) {
+      return Usage("--listen " + spec + " is not unix:PATH or IP:PORT (e.g. 127.0.0.1:8417)");
+    }
+    if (!address.is_loopback() && !options.allow_remote) {
+      return Usage("refusing to listen on " + spec +
+                   ": not a loopback address; pass --allow-remote --token-file FILE to accept "
+                   "remote callers");
+    }
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+
+  asio::io_context io(1);
+  Core core(io, options);
+  core.set_token(token);
+  if (Status s = core.Reload(); !s.ok()) {
+    std::cerr << s.message() << "\n";
+    return kExitUsage;
+  }
+
+  std::vector<std::function<void()>> stops;
+  std::vector<std::string> socket_paths;
+  for (const std::string& spec : options.listen) {
+    if (spec.rfind("unix:", 0) == 0) {
+      const std::string path = AbsolutePath(spec.substr(5));
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode))
+          return Usage(path + " exists and is not a socket; remove it or pick another path");
+        // A socket left by a dead server is replaced; a live one is not taken over.
+        local_stream::socket probe(io);
+        beast::error_code ec;
+        probe.connect(local_stream::endpoint(path), ec);
+        if (!ec) return Usage("another server is listening on " + path);
+        ::unlink(path.c_str());
+      }
+      local_stream::acceptor acceptor(io);
+      beast::error_code ec;
+      acceptor.open(local_stream(), ec);
+      // Created with the final mode at once (umask), so no other user can connect in between.
+      mode_t old = ::umask(0777 & ~static_cast<mode_t>(options.socket_mode));
+      if (!ec) acceptor.bind(local_stream::endpoint(path), ec);
+      ::umask(old);
+      if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+      if (ec) return Usage("cannot listen on unix:" + path + ": " + ec.message());
+      ::chmod(path.c_str(), static_cast<mode_t>(options.socket_mode));
+      if (!options.socket_group.empty()) {
+        struct group* g = ::getgrnam(options.socket_group.c_str());
+        if (!g || ::chown(path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
+          return Usage("cannot give " + path + " to group " + options.socket_group);
+        }
+      }
+      auto l = std::make_shared<Listener<local_stream>>(io, std::move(acceptor), core, path);
+      l->Accept();
+      stops.push_back([l] { l->Stop(); });
+      socket_paths.push_back(path);
+      Log().Write("info", {{"msg", "listening"}, {"listen", "unix:" + path}});
+      continue;
+    }
+    size_t colon = spec.rfind(':');
+    if (colon == std::string::npos)
+      return Usage("--listen " + spec + " is not unix:PATH or HOST:PORT");
+    std::string host = spec.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+      host = host.substr(1, host.size() - 2);
+    std::string port_text = spec.substr(colon + 1);
+    char* end = nullptr;
+    long port = std::strtol(port_text.c_str(), &end, 10);
+    if (port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
+      return Usage("--listen " + spec + ": the port must be 0..65535");
+    }
+    beast::error_code ec;
+    auto address = asio::ip::make_address(host, ec);
+    if (ec) return Usage("--listen " + spec + ": " + host + " is not an IP address");
+    if (!address.is_loopback() && !options.allow_remote) {
+      return Usage("refusing to listen on " + spec +
+                   ": not a loopback address; pass --allow-remote --token-file FILE to accept "
+                   "remote callers");
+    }
+    tcp::acceptor acceptor(io);
+    tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return Usage("cannot listen on " + spec + ": " + ec.message());
+    const auto bound = acceptor.local_endpoint();
+    auto l = std::make_shared<Listener<tcp>>(io, std::move(acceptor), core, spec);
+    l->Accept();
+    stops.push_back([l] { l->Stop(); });
+    std::string shown = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"
+                                                : bound.address().to_string();
+    Log().Write("info", {{"msg", "listening"},
+                         {"listen", shown + ":" + std::to_string(bound.port())},
+                         {"port", std::to_string(bound.port()), true}});
+  }
+
+  asio::signal_set signals(io, SIGHUP, SIGTERM, SIGINT);
+  std::function<void()> wait_signal;
+  wait_signal = [&] {
+    signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      if (sig == SIGHUP) {
+        Status s = core.Reload();
+        Log().Write(
+            s.ok() ? "info" : "error",
+            {{"msg", s.ok() ? "config reloaded (SIGHUP)"
+                            : "config reload failed (SIGHUP); keeping the last good config"},
+             {"error", s.ok() ? "" : s.message()}});
+        return wait_signal();
+      }
+      core.Drain([&] {
+        for (auto& stop : stops) stop();
+        for (const auto& p : socket_paths) ::unlink(p.c_str());
+        signals.cancel();
+      });
+    });
+  };
+  wait_signal();
+  Log().Write("info", {{"msg", "ready"},
+                       {"roots", std::to_string(options.roots.size()), true},
+                       {"maxChecks", std::to_string(options.max_checks), true}});
+  io.run();
+  for (const auto& p : socket_paths) ::unlink(p.c_str());
+  Log().Write("info", {{"msg", "stopped"}});
+  return kExitOk;
+}
+
+}  // namespace devflow

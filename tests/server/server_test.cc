@@ -1,0 +1,422 @@
+// The admission server through its real binary: endpoints, the same bytes on disk as
+// `devflow-gate move`, bad input, bounded work, deadlines, reload and drain (docs/server.md).
+#include <doctest/doctest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "server/serve_fixture.h"
+
+namespace devflow::server_test {
+namespace {
+
+using e2e::Fixture;
+using e2e::Workspace;
+using nlohmann::json;
+
+// The agent gate on designing->ready with one provider running `script` (sandbox off, so a
+// fixture may talk to the test through FIFOs).
+std::string Config(const std::string& script, int timeout_ms = 20000,
+                   const std::string& args = "") {
+  std::string y = "providers:\n  checker:\n    command: ['" + script + "'" +
+                  (args.empty() ? "" : ", '" + args + "'") + "]\n    sandbox: off\n";
+  y += "plugins:\n  - id: devflow-agent-gate\n    config:\n      edges:\n";
+  y += "        'designing->ready':\n          provider: checker\n";
+  y += "          inputs: [prd, design]\n          prompt: Check the design.\n";
+  y += "      checkTimeoutMs: " + std::to_string(timeout_ms) + "\n";
+  y += "      verdictCacheDir: .devflow-agent-gate-cache\n";
+  return y;
+}
+
+std::string AttemptBody(const Workspace& ws, int64_t revision = 4, const std::string& extra = "") {
+  json a = {{"id", ws.card()},
+            {"from", "designing"},
+            {"to", "ready"},
+            {"expectedRevision", revision},
+            {"by", {{"kind", "human"}}},
+            {"root", ws.root()},
+            {"at", "2026-09-16T08:00:00.000Z"}};
+  std::string body = a.dump();
+  if (!extra.empty()) body.insert(body.size() - 1, "," + extra);
+  return body;
+}
+
+// Everything under the workspace except the socket, with timestamps masked.
+std::map<std::string, std::string> Disk(const Workspace& ws) {
+  std::map<std::string, std::string> out;
+  for (auto& [path, content] : test::Snapshot(ws.root())) out[path] = MaskTimes(content);
+  for (auto& [path, content] : test::Snapshot(ws / ".devflow-agent-gate-cache")) {
+    out["cache/" + path] = MaskTimes(content);
+  }
+  return out;
+}
+
+void Restore(const Workspace& ws, const std::map<std::string, std::string>& root_files) {
+  std::filesystem::remove_all(ws.root());
+  std::filesystem::remove_all(ws / ".devflow-agent-gate-cache");
+  for (const auto& [path, content] : root_files) {
+    if (!path.empty() && path.back() == '/') {
+      std::filesystem::create_directories(ws.root() + "/" + path);
+    } else {
+      test::Spit(ws.root() + "/" + path, content);
+    }
+  }
+}
+
+TEST_CASE("serve: healthz, readyz and metrics answer; the unix socket is created mode 0600") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  SocketServer server(ws);
+  struct stat st {};
+  REQUIRE(::stat(server.socket.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  HttpAnswer health = server.Get("/healthz");
+  CHECK(health.status == 200);
+  CHECK(health.json()["ok"] == true);
+  HttpAnswer ready = server.Get("/readyz");
+  INFO(ready.body);
+  CHECK(ready.status == 200);
+  CHECK(ready.json()["ready"] == true);
+  CHECK(ready.json()["generation"] == 1);
+  HttpAnswer metrics = server.Get("/metrics");
+  CHECK(metrics.status == 200);
+  CHECK(metrics.Header("Content-Type").find("text/plain") == 0);
+  CHECK(metrics.body.find("devflow_gate_ledger_rows_not_written_total 0\n") != std::string::npos);
+  CHECK(metrics.body.find("devflow_gate_config_generation 1\n") != std::string::npos);
+  CHECK(server.Get("/nope").status == 404);
+  CHECK(server.Post("/healthz", "{}").status == 405);
+}
+
+TEST_CASE(
+    "serve: /v1/moves writes the same bytes as devflow-gate move (allow, veto, fail closed)") {
+  struct Case {
+    const char* name;
+    std::string script;
+    const char* code;
+  };
+  for (const Case& c : {Case{"allow", Fixture("checkers/allow.sh"), "committed"},
+                        Case{"veto", Fixture("e2e/veto.sh"), "vetoed"},
+                        Case{"fault", Fixture("checkers/fail.sh"), "vetoed"}}) {
+    CAPTURE(c.name);
+    Workspace ws(Config(c.script));
+    ws.CardInDesigning();
+    const auto before = test::Snapshot(ws.root());
+
+    auto cli = ws.Gate({"move", ws.card(), "ready", "--json"});
+    INFO("cli: " << cli.out << cli.err);
+    const json cli_json = json::parse(cli.out);
+    const auto cli_disk = Disk(ws);
+
+    Restore(ws, before);
+    SocketServer server(ws);
+    HttpAnswer http = server.Post("/v1/moves", json{{"id", ws.card()}, {"to", "ready"}}.dump());
+    INFO("http: " << http.body << "\nlog:\n" << server.serve->Log());
+    REQUIRE(http.status == 200);
+    json http_json = http.json();
+    CHECK(http_json["decisionId"].get<std::string>().rfind("d-", 0) == 0);
+    http_json.erase("decisionId");
+    CHECK(http_json["code"] == c.code);
+    CHECK(MaskTimes(http_json.dump()) == MaskTimes(cli_json.dump()));
+    const auto http_disk = Disk(ws);
+    CHECK(http_disk.size() == cli_disk.size());
+    for (const auto& [path, content] : cli_disk) {
+      CAPTURE(path);
+      auto it = http_disk.find(path);
+      REQUIRE(it != http_disk.end());
+      CHECK(it->second == content);
+    }
+  }
+}
+
+TEST_CASE(
+    "serve: /v1/admit decides, commits nothing, and hands back the park when it fails closed") {
+  Workspace ws(Config(Fixture("checkers/fail.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  const std::string journal = test::Slurp(ws.journal_path()).value();
+  const std::string ledger_path = ws.root() + "/ledger/decisions.jsonl";
+  const size_t rows_before = e2e::Lines(test::Slurp(ledger_path).value_or("")).size();
+  HttpAnswer a = server.Post("/v1/admit", AttemptBody(ws));
+  INFO(a.body);
+  REQUIRE(a.status == 200);
+  json d = a.json();
+  CHECK(d["allowed"] == false);
+  CHECK(d["reason"].get<std::string>().find("agent check for designing->ready could not run: "
+                                            "the checker ended with exit code 7: boom") == 0);
+  CHECK(d["park"]["by"] == json{{"kind", "command"}, {"name", "devflow-agent-gate"}});
+  CHECK(d["park"]["reason"] ==
+        "agent check for designing->ready failed closed: the checker ended with exit code 7: boom");
+  CHECK(d.contains("decisionId"));
+  CHECK(test::Slurp(ws.journal_path()).value() == journal);  // nothing committed, no park
+  auto ledger = e2e::Lines(test::Slurp(ledger_path).value_or(""));
+  REQUIRE(ledger.size() == rows_before + 1);
+  CHECK(json::parse(ledger.back())["code"] == "vetoed");
+}
+
+TEST_CASE("serve: an allowed /v1/admit returns the checks; under dryRun nothing is written") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  auto before = test::Snapshot(ws.path());
+  before.erase("gate.sock");
+  HttpAnswer dry = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"));
+  INFO(dry.body);
+  REQUIRE(dry.status == 200);
+  CHECK(dry.json()["allowed"] == true);
+  CHECK(dry.json()["checks"] ==
+        json::parse(R"([{"by":{"kind":"agent"},"verdict":"allowed","summary":"ok"}])"));
+  auto after = test::Snapshot(ws.path());
+  after.erase("gate.sock");
+  CHECK(after == before);
+  HttpAnswer real = server.Post("/v1/admit", AttemptBody(ws));
+  CHECK(real.json()["allowed"] == true);
+  CHECK(test::Snapshot(ws / ".devflow-agent-gate-cache").size() == 1);
+  HttpAnswer cached = server.Post("/v1/admit", AttemptBody(ws));
+  CHECK(cached.json()["checks"][0]["summary"] == "[cached] ok");
+  CHECK(server.Get("/metrics").body.find("devflow_gate_cache_hits_total 1\n") != std::string::npos);
+  HttpAnswer stale = server.Post("/v1/admit", AttemptBody(ws, 3));
+  CHECK(stale.json()["allowed"] == false);
+  CHECK(stale.json()["reason"].get<std::string>().find("is at revision 4, not the expected 3") !=
+        std::string::npos);
+  CHECK(!stale.json().contains("park"));
+}
+
+TEST_CASE("serve: bad input is refused with the field named (400), oversized bodies with 413") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  auto field_of = [&](const std::string& body) {
+    HttpAnswer a = server.Post("/v1/admit", body);
+    INFO(a.body);
+    CHECK(a.status == 400);
+    return a.json().value("field", std::string("<none>"));
+  };
+  CHECK(field_of(AttemptBody(ws, 4, "\"colour\":\"red\"")) == "colour");
+  CHECK(field_of(R"({"id":1})") == "id");
+  json wrong = json::parse(AttemptBody(ws));
+  wrong["expectedRevision"] = "4";
+  CHECK(field_of(wrong.dump()) == "expectedRevision");
+  wrong = json::parse(AttemptBody(ws));
+  wrong["by"] = {{"kind", "robot"}};
+  CHECK(field_of(wrong.dump()) == "by.kind");
+  wrong = json::parse(AttemptBody(ws));
+  wrong.erase("at");
+  CHECK(field_of(wrong.dump()) == "at");
+  CHECK(field_of("{\"id\":") == "<none>");
+  CHECK(field_of(R"({"id":"a","id":"b"})") == "id");
+  HttpAnswer moves = server.Post("/v1/moves", R"({"id":"0001-x","to":"ready","dryrun":true})");
+  CHECK(moves.status == 400);
+  CHECK(moves.json()["field"] == "dryrun");
+
+  json other_root = json::parse(AttemptBody(ws));
+  other_root["root"] = "/etc";
+  HttpAnswer forbidden = server.Post("/v1/admit", other_root.dump());
+  CHECK(forbidden.status == 403);
+  CHECK(forbidden.json()["field"] == "root");
+
+  HttpAnswer big = server.Post("/v1/admit", std::string((1 << 20) + 1, ' '));
+  CHECK(big.status == 413);
+  CHECK(server.Get("/healthz").status == 200);  // still serving
+}
+
+TEST_CASE("serve: a client that sends its request too slowly is dropped") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  SocketServer server(ws, {"--read-timeout-ms", "300"});
+  int fd = Connect(server.socket);
+  REQUIRE(fd >= 0);
+  WriteAll(fd, "POST /v1/admit HTTP/1.1\r\nHost: x\r\n");  // and never the rest
+  const auto start = std::chrono::steady_clock::now();
+  std::string got = ReadAll(fd);  // returns when the server closes
+  ::close(fd);
+  CHECK(got.empty());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  CHECK(!server.serve->WaitLog("slow client dropped").empty());
+}
+
+TEST_CASE("serve: a peer uid not on the allow list is refused on the unix socket") {
+  if (::getuid() != 0) {
+    MESSAGE("needs root to connect as another uid");
+    return;
+  }
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  // The socket is 0600 root: nobody could not even connect; widen it to test the uid check.
+  SocketServer server(ws, {"--socket-mode", "0666"});
+  REQUIRE(::chmod(ws.path().c_str(), 0755) == 0);
+  struct passwd* nobody = ::getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  int pipefd[2];
+  REQUIRE(::pipe(pipefd) == 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(pipefd[0]);
+    if (::setgid(nobody->pw_gid) != 0 || ::setuid(nobody->pw_uid) != 0) ::_exit(2);
+    int fd = Connect(server.socket);
+    if (fd < 0) ::_exit(3);
+    WriteAll(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    std::string raw = ReadAll(fd);
+    if (::write(pipefd[1], raw.data(), raw.size()) != static_cast<ssize_t>(raw.size())) ::_exit(4);
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  std::string raw = ReadAll(pipefd[0]);
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  INFO("server log:\n" << server.serve->Log());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  HttpAnswer a = Parse(raw);
+  CHECK(a.status == 403);
+  CHECK(a.body.find("uid " + std::to_string(nobody->pw_uid) + " is not allowed") !=
+        std::string::npos);
+  CHECK(server.Get("/healthz").status == 200);  // our own uid still is
+}
+
+TEST_CASE("serve: TCP needs the bearer token when a token file is given (401 without it)") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  test::Spit(ws / "token", "s3cret-token\n");
+  Serve serve(ws.path(), {"--root", ws.root(), "serve", "--listen", "127.0.0.1:0", "--token-file",
+                          ws / "token"});
+  std::string listening = serve.WaitLog("\"msg\":\"listening\"");
+  REQUIRE(!listening.empty());
+  const std::string port = std::to_string(json::parse(listening)["port"].get<int>());
+  CHECK(Request(port, "GET", "/healthz").status == 401);
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearer s3cret-tokeX"}).status == 401);
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearer s3cret-token"}).status == 200);
+}
+
+TEST_CASE("serve: a non-loopback TCP address is refused without --allow-remote") {
+  auto r = test::RunGate({"--root", "/tmp/x/.devflow", "serve", "--listen", "0.0.0.0:0"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("not a loopback address") != std::string::npos);
+  auto r2 = test::RunGate(
+      {"--root", "/tmp/x/.devflow", "serve", "--listen", "127.0.0.1:0", "--allow-remote"});
+  CHECK(r2.exit_code == 2);
+  CHECK(r2.err.find("--allow-remote needs --token-file") != std::string::npos);
+}
+
+TEST_CASE(
+    "serve: attempts beyond --max-checks and --max-queue get 503 with Retry-After; one card runs "
+    "one at a time") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws, {"--max-checks", "1", "--max-queue", "1"});
+  std::thread first([&] {
+    HttpAnswer a = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"));
+    CHECK(a.json()["allowed"] == true);
+  });
+  // The first attempt's checker is running once it says so.
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  std::thread second([&] {
+    HttpAnswer a = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"));
+    CHECK(a.status == 200);
+  });
+  // The second waits (queued behind the card and the worker); a third finds the queue full.
+  for (int i = 0; i < 1000; ++i) {
+    if (server.Get("/metrics").body.find("devflow_gate_attempts_queued 1\n") != std::string::npos)
+      break;
+    std::this_thread::yield();
+  }
+  HttpAnswer third = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"));
+  CHECK(third.status == 503);
+  CHECK(third.Header("Retry-After") == "1");
+  test::Spit(fifos / "go", "go\n");
+  first.join();
+  // The queued attempt dispatches its own checker now.
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  test::Spit(fifos / "go", "go\n");
+  second.join();
+}
+
+TEST_CASE(
+    "serve: a check that does not fit in the request deadline is not started and fails closed") {
+  Workspace ws(Config(Fixture("checkers/allow.sh"), 20000));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  HttpAnswer a = server.Post("/v1/admit", AttemptBody(ws), {"X-Devflow-Deadline-Ms: 5000"});
+  INFO(a.body);
+  json d = a.json();
+  CHECK(d["allowed"] == false);
+  CHECK(d["reason"].get<std::string>().find("less than checkTimeoutMs (20000ms); the check was "
+                                            "not started") != std::string::npos);
+  CHECK(d.contains("park"));
+  HttpAnswer body_deadline =
+      server.Post("/v1/admit", AttemptBody(ws, 4, "\"deadlineMs\":60000,\"dryRun\":true"));
+  CHECK(body_deadline.json()["allowed"] == true);
+  CHECK(server.Get("/metrics")
+            .body.find("devflow_gate_checker_runs_total{provider=\"checker\","
+                       "outcome=\"not-started\"} 1") != std::string::npos);
+  // The CLI's move has the same budget.
+  auto cli = ws.Gate({"move", ws.card(), "ready", "--timeout", "100", "--dry-run"});
+  CHECK(cli.exit_code == 3);
+  CHECK(cli.out.find("the check was not started") != std::string::npos);
+}
+
+TEST_CASE(
+    "serve: reload keeps the last good config on error; attempts in flight finish on the old one") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  std::thread in_flight([&] {
+    HttpAnswer a = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"));
+    INFO(a.body);
+    CHECK(a.json()["allowed"] == true);  // the old config's checker allowed it
+  });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+
+  ws.WriteConfig("plugins: [ {id: no-such-gate} ]\n");
+  HttpAnswer bad = server.Post("/v1/reload", "");
+  CHECK(bad.status == 422);
+  CHECK(bad.json()["error"].get<std::string>().find("unknown plugin id") != std::string::npos);
+  HttpAnswer ready = server.Get("/readyz");
+  CHECK(ready.json()["generation"] == 1);
+  CHECK(ready.json()["lastReloadError"].get<std::string>().find("unknown plugin id") !=
+        std::string::npos);
+  CHECK(server.Get("/metrics").body.find("devflow_gate_config_last_reload_ok 0\n") !=
+        std::string::npos);
+
+  ws.WriteConfig(Config(Fixture("e2e/veto.sh")));
+  const size_t mark = server.serve->LogSize();
+  server.serve->Signal(SIGHUP);
+  CHECK(!server.serve->WaitLog("config reloaded (SIGHUP)", mark).empty());
+  CHECK(server.Get("/readyz").json()["generation"] == 2);
+
+  // The attempt in flight finishes under generation 1 (its checker allows); the next one on
+  // the card (queued behind it by the per-card chain) runs under generation 2, which vetoes.
+  test::Spit(fifos / "go", "go\n");
+  in_flight.join();
+  HttpAnswer after = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"));
+  CHECK(after.json()["allowed"] == false);
+}
+
+TEST_CASE("serve: SIGTERM drains and exits 0, removing its socket") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  SocketServer server(ws);
+  CHECK(server.serve->Stop(SIGTERM) == 0);
+  CHECK(!std::filesystem::exists(server.socket));
+}
+
+TEST_CASE(
+    "serve: GET /v1/cards/{id} and /v1/explain answer as card show --json and move --explain "
+    "--json") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  HttpAnswer card = server.Get("/v1/cards/" + ws.card());
+  REQUIRE(card.status == 200);
+  CHECK(card.json() == ws.ShowJson());
+  CHECK(server.Get("/v1/cards/0009-missing").status == 404);
+  HttpAnswer ex = server.Get("/v1/explain?id=" + ws.card() + "&to=ready");
+  REQUIRE(ex.status == 200);
+  auto cli = ws.Gate({"move", ws.card(), "ready", "--explain", "--json"});
+  CHECK(ex.json() == json::parse(cli.out));
+}
+
+}  // namespace
+}  // namespace devflow::server_test
