@@ -1,0 +1,254 @@
+// devflow-gate-cordis: a devflow admission gate for @deepseek-ai/cordis that forwards every
+// transition attempt to a devflow-gate admission server (POST /v1/admit, docs/server.md).
+//
+// On the `devflow/transition` waterfall, like the upstream agent gate:
+//  - the server allows → await next(); when the rest of the waterfall admits too, append the
+//    server's checks to the returned decision (checks accumulate on the way back); a
+//    downstream veto passes back unchanged;
+//  - the server vetoes → return the veto unchanged; when it failed closed (`park`), queue the
+//    park with ctx.devflow.transition(…) WITHOUT awaiting it (the deadlock rule: the waterfall
+//    runs inside the card's serial turn, so awaiting a write on the same card would wait for
+//    the very transition that is waiting for it);
+//  - the server unreachable, slower than timeoutMs, or answering anything unexpected → veto
+//    naming the fault, and park: a missing gate never waves a move through.
+import type { Context } from '@deepseek-ai/cordis'
+import Schema from '@deepseek-ai/schemastery'
+import { readFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+
+/** An actor of the devflow journal. */
+export interface DevActor {
+  kind: 'human' | 'agent' | 'command'
+  name?: string
+  session?: string
+}
+
+/** One gate check recorded in the committed journal entry. */
+export interface GateCheck {
+  by: DevActor
+  verdict: 'allowed'
+  summary?: string
+}
+
+/** What every policy of the waterfall sees. */
+export interface TransitionAttempt {
+  id: string
+  from: string
+  to: string
+  expectedRevision: number
+  by: DevActor
+  reason?: string
+  root: string
+  at: string
+}
+
+export type TransitionDecision =
+  | { allowed: true, approvedBy?: DevActor, checks?: GateCheck[] }
+  | { allowed: false, reason: string }
+
+/** The request the devflow store resolves and commits. */
+export interface TransitionRequest {
+  id: string
+  to: string
+  expectedRevision: number
+  by: DevActor
+  reason?: string
+  root?: string
+}
+
+/** The part of the devflow store service this plugin uses. */
+export interface DevflowStore {
+  transition(request: TransitionRequest): Promise<{ ok: boolean, message?: string, code?: string }>
+}
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    devflow: DevflowStore
+  }
+  interface Events {
+    'devflow/transition'(
+      attempt: TransitionAttempt,
+      next: () => Promise<TransitionDecision> | TransitionDecision,
+    ): Promise<TransitionDecision> | TransitionDecision
+  }
+}
+
+export const name = 'devflow-gate-cordis'
+export const inject = ['devflow']
+
+/** Where the admission server listens (exactly one of socket / url) and how long to wait. */
+export interface Config {
+  /** Path of the server's unix socket, e.g. /run/devflow-gate/gate.sock. */
+  socket?: string
+  /** Base URL of a TCP listener, e.g. http://127.0.0.1:8417. */
+  url?: string
+  /** File holding the bearer token the server was started with (--token-file). */
+  tokenFile?: string
+  /** The whole admission's budget in ms; also sent as X-Devflow-Deadline-Ms. */
+  timeoutMs: number
+}
+
+export const Config: Schema<Config> = Schema.object({
+  socket: Schema.string().description('unix socket path of devflow-gate serve'),
+  url: Schema.string().description('base URL of a devflow-gate serve TCP listener'),
+  tokenFile: Schema.string().description('file holding the bearer token'),
+  timeoutMs: Schema.natural().min(1).default(610000).description('admission budget in ms'),
+})
+
+const PARK_ACTOR: DevActor = { kind: 'command', name: 'devflow-gate-cordis' }
+
+interface ServerDecision {
+  allowed: boolean
+  reason?: string
+  checks?: GateCheck[]
+  approvedBy?: DevActor
+  park?: { by: DevActor, reason: string }
+  decisionId?: string
+}
+
+function isActor(v: unknown): v is DevActor {
+  const a = v as DevActor
+  return !!a && typeof a === 'object' && ['human', 'agent', 'command'].includes(a.kind)
+}
+
+// The server's answer, or a description of what is wrong with it.
+function decode(status: number, body: string): ServerDecision | string {
+  if (status !== 200) {
+    let detail = body.slice(0, 200)
+    try {
+      const parsed = JSON.parse(body)
+      if (typeof parsed?.error === 'string') detail = parsed.error
+    } catch {}
+    return `the admission server answered HTTP ${status}: ${detail}`
+  }
+  let d: any
+  try {
+    d = JSON.parse(body)
+  } catch {
+    return 'the admission server answered something that is not JSON'
+  }
+  if (!d || typeof d !== 'object' || typeof d.allowed !== 'boolean') {
+    return 'the admission server answered without a boolean "allowed"'
+  }
+  if (d.allowed) {
+    if (d.checks !== undefined && (!Array.isArray(d.checks) ||
+      !d.checks.every((c: any) => c && isActor(c.by) && c.verdict === 'allowed'))) {
+      return 'the admission server answered malformed "checks"'
+    }
+    if (d.approvedBy !== undefined && !isActor(d.approvedBy)) {
+      return 'the admission server answered a malformed "approvedBy"'
+    }
+  } else {
+    if (typeof d.reason !== 'string' || !d.reason) {
+      return 'the admission server vetoed without a reason'
+    }
+    if (d.park !== undefined && (!d.park || !isActor(d.park.by) || typeof d.park.reason !== 'string')) {
+      return 'the admission server answered a malformed "park"'
+    }
+  }
+  return d as ServerDecision
+}
+
+/** POST /v1/admit; resolves with the decision or a fault text, never rejects. */
+function admit(config: Config, token: string | undefined, attempt: TransitionAttempt): Promise<ServerDecision | string> {
+  const body = JSON.stringify({
+    id: attempt.id,
+    from: attempt.from,
+    to: attempt.to,
+    expectedRevision: attempt.expectedRevision,
+    by: attempt.by,
+    ...(attempt.reason !== undefined ? { reason: attempt.reason } : {}),
+    root: attempt.root,
+    at: attempt.at,
+  })
+  const headers: Record<string, string | number> = {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    // The server does not start a check that cannot finish within what is left of this.
+    'X-Devflow-Deadline-Ms': config.timeoutMs,
+  }
+  if (token) headers.Authorization = `Bearer ${token}`
+  const where = config.socket ? `unix:${config.socket}` : config.url!
+  return new Promise((resolve) => {
+    let settled = false
+    const done = (v: ServerDecision | string) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resolve(v)
+    }
+    const options = config.socket
+      ? { socketPath: config.socket, path: '/v1/admit' }
+      : (() => {
+        const u = new URL('/v1/admit', config.url)
+        return { host: u.hostname, port: u.port, path: u.pathname, protocol: u.protocol }
+      })()
+    const req = httpRequest({ ...options, method: 'POST', headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => done(decode(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'))))
+      res.on('error', (e) => done(`the admission server at ${where} broke off its answer: ${e.message}`))
+    })
+    const timer = setTimeout(() => {
+      done(`the admission server at ${where} did not answer within timeoutMs (${config.timeoutMs}ms)`)
+      req.destroy()
+    }, config.timeoutMs)
+    req.on('error', (e) => done(`the admission server at ${where} cannot be reached: ${e.message}`))
+    req.end(body)
+  })
+}
+
+export function apply(ctx: Context, config: Config) {
+  if (!!config.socket === !!config.url) {
+    throw new Error('devflow-gate-cordis: set exactly one of "socket" or "url"')
+  }
+  const token = config.tokenFile ? readFileSync(config.tokenFile, 'utf8').trim() : undefined
+  if (config.tokenFile && !token) {
+    throw new Error(`devflow-gate-cordis: tokenFile ${config.tokenFile} is empty`)
+  }
+  const logger = ctx.logger('devflow-gate-cordis')
+
+  // Fire and forget, after the vetoed attempt has returned (deadlock rule).
+  const queuePark = (attempt: TransitionAttempt, park: { by: DevActor, reason: string }) => {
+    const request: TransitionRequest = {
+      id: attempt.id,
+      to: 'blocked',
+      expectedRevision: attempt.expectedRevision,
+      by: park.by,
+      reason: park.reason,
+      root: attempt.root,
+    }
+    Promise.resolve()
+      .then(() => ctx.devflow.transition(request))
+      .then((result) => {
+        if (!result?.ok) logger.warn(`devflow-gate-cordis: failed to park card ${attempt.id} blocked: ${result?.message ?? result?.code}`)
+      }, (error: any) => {
+        logger.warn(`devflow-gate-cordis: failed to park card ${attempt.id} blocked: ${error?.message ?? error}`)
+      })
+  }
+
+  ctx.effect(() => ctx.on('devflow/transition', async (attempt: TransitionAttempt, next) => {
+    const edge = `${attempt.from}->${attempt.to}`
+    const answer = await admit(config, token, attempt)
+    if (typeof answer === 'string') {
+      queuePark(attempt, { by: PARK_ACTOR, reason: `devflow-gate admission for ${edge} failed closed: ${answer}` })
+      return {
+        allowed: false,
+        reason: `devflow-gate admission for ${edge} could not run: ${answer}; the card is parked blocked until the deployment recovers`,
+      }
+    }
+    if (!answer.allowed) {
+      if (answer.park) queuePark(attempt, answer.park)
+      return { allowed: false, reason: answer.reason! }
+    }
+    const downstream = await next()
+    if (!downstream.allowed) return downstream // a downstream veto passes back unchanged
+    const checks = [...(downstream.checks ?? []), ...(answer.checks ?? [])]
+    const approvedBy = downstream.approvedBy ?? answer.approvedBy
+    return {
+      allowed: true,
+      ...(approvedBy ? { approvedBy } : {}),
+      ...(checks.length ? { checks } : {}),
+    }
+  }), 'devflow-gate-cordis: devflow/transition')
+}

@@ -1,0 +1,290 @@
+// devflow-gate-cordis inside a real @deepseek-ai/cordis Context, against a real
+// `devflow-gate serve` started here, with a fake devflow store that records transition calls.
+// Responses of the real server are validated against docs/openapi.yaml (ajv, JSON Schema
+// 2020-12).
+import { Context } from '@deepseek-ai/cordis'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import assert from 'node:assert/strict'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { parse as parseYaml } from 'yaml'
+
+import * as gate from '../src/index.js'
+import type { TransitionAttempt, TransitionDecision, TransitionRequest } from '../src/index.js'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const repo = resolve(here, '../../../..')
+const binary = process.env.DEVFLOW_GATE_BINARY ?? join(repo, 'build/devflow-gate')
+const fixture = (rel: string) => join(repo, 'tests/fixtures', rel)
+
+// ---- the OpenAPI file ----------------------------------------------------------------------
+
+const openapi = parseYaml(readFileSync(join(repo, 'docs/openapi.yaml'), 'utf8'))
+const ajv = new Ajv2020({ strict: false })
+ajv.addSchema({ $id: 'openapi', components: openapi.components })
+function conforms(schemaName: string, value: unknown) {
+  const validate = ajv.getSchema(`openapi#/components/schemas/${schemaName}`)!
+  assert.ok(validate(value), `${schemaName}: ${JSON.stringify(validate.errors)} for ${JSON.stringify(value)}`)
+}
+
+// ---- a workspace and a real server ---------------------------------------------------------
+
+function run(cwd: string, ...args: string[]) {
+  const r = spawnSync(binary, args, { cwd, encoding: 'utf8' })
+  assert.equal(r.status, 0, `devflow-gate ${args.join(' ')}: ${r.stdout}${r.stderr}`)
+  return r.stdout.trim()
+}
+
+// Four cards in designing with a design artifact; the edge designing->ready is gated by a
+// provider per card kind, chosen by the card's title through DEVFLOW_GATE_CARD.
+function workspace() {
+  const dir = mkdtempSync(join(tmpdir(), 'devflow-gate-cordis-'))
+  const router = join(dir, 'router.sh')
+  writeFileSync(router, `#!/bin/sh
+case "$DEVFLOW_GATE_CARD" in
+  *allow*) exec ${fixture('checkers/allow.sh')} ;;
+  *veto*) exec ${fixture('e2e/veto.sh')} ;;
+  *) exec ${fixture('checkers/fail.sh')} ;;
+esac
+`, { mode: 0o755 })
+  writeFileSync(join(dir, 'devflow-gate.yaml'), `providers:
+  checker:
+    command: ['${router}']
+    sandbox: off
+plugins:
+  - id: devflow-agent-gate
+    config:
+      edges:
+        'designing->ready':
+          provider: checker
+          inputs: [design]
+          prompt: Check the design.
+      checkTimeoutMs: 10000
+`)
+  writeFileSync(join(dir, 'design.md'), '# Design\n\nFine.\n')
+  const cards: Record<string, string> = {}
+  for (const kind of ['allow', 'veto', 'fault', 'allow-then-veto']) {
+    const id = run(dir, 'card', 'create', '--title', `card ${kind}`)
+    run(dir, 'move', id, 'designing')
+    run(dir, 'artifact', 'add', id, 'design', 'design.md')
+    cards[kind] = id
+  }
+  return { dir, root: join(dir, '.devflow'), cards }
+}
+
+function startServer(cwd: string, root: string, socket: string): Promise<ChildProcess> {
+  const child = spawn(binary, ['--root', root, 'serve', '--listen', `unix:${socket}`], { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
+  return new Promise((resolveReady, reject) => {
+    let log = ''
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString()
+      if (log.includes('"msg":"ready"')) resolveReady(child)
+    })
+    child.on('exit', (code) => reject(new Error(`devflow-gate serve exited ${code}: ${log}`)))
+  })
+}
+
+function rawRequest(socket: string, method: string, path: string, body?: string): Promise<{ status: number, body: any }> {
+  return new Promise((res, rej) => {
+    const req = request({ socketPath: socket, method, path, headers: body ? { 'Content-Type': 'application/json' } : {} }, (r) => {
+      let text = ''
+      r.on('data', (c) => { text += c })
+      r.on('end', () => res({ status: r.statusCode!, body: r.headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text }))
+    })
+    req.on('error', rej)
+    req.end(body)
+  })
+}
+
+// ---- a cordis deployment with a fake devflow store -----------------------------------------
+
+interface Deployment {
+  root: Context
+  /** Ends the card's serial turn: queued parks may commit from now on. */
+  release(): void
+  calls: TransitionRequest[]
+  events: string[]
+  transition(attempt: TransitionAttempt, downstream?: () => TransitionDecision): Promise<TransitionDecision>
+}
+
+async function deploy(config: Partial<gate.Config>): Promise<Deployment> {
+  const root = new Context()
+  const calls: TransitionRequest[] = []
+  const events: string[] = []
+  // The store's per-card chain: a park queued during the waterfall commits only after the
+  // turn ends; a plugin that awaited it would never return (upstream's deadlock).
+  let release!: () => void
+  const turn = new Promise<void>((r) => { release = r })
+  const store = {
+    async transition(req: TransitionRequest) {
+      events.push('park')
+      calls.push(req)
+      await turn
+      events.push('parked')
+      return { ok: true }
+    },
+  }
+  await root.plugin({ name: 'fake-devflow', apply(ctx: Context) { ctx.provide('devflow', store) } })
+  await root.plugin(gate, { timeoutMs: 20000, ...config })
+  return {
+    root,
+    release,
+    calls,
+    events,
+    async transition(attempt, downstream = () => ({ allowed: true })) {
+      const decision = await (root as any).waterfall('devflow/transition', attempt, () => {
+        events.push('downstream')
+        return downstream()
+      })
+      events.push('returned')
+      return decision
+    },
+  }
+}
+
+function attemptOf(id: string, root: string): TransitionAttempt {
+  return { id, from: 'designing', to: 'ready', expectedRevision: 3, by: { kind: 'human' }, root, at: '2026-09-16T08:00:00.000Z' }
+}
+
+// Lets queued (not awaited) work run.
+const settle = () => new Promise((r) => setTimeout(r, 50))
+
+describe('devflow-gate-cordis against a real devflow-gate serve', () => {
+  let ws: ReturnType<typeof workspace>
+  let server: ChildProcess
+  let socket: string
+
+  before(async () => {
+    ws = workspace()
+    socket = join(ws.dir, 'gate.sock')
+    server = await startServer(ws.dir, ws.root, socket)
+  })
+  after(() => {
+    server?.kill('SIGTERM')
+    if (ws) rmSync(ws.dir, { recursive: true, force: true })
+  })
+
+  test('an allow delegates, and the server check is appended after the downstream ones', async () => {
+    const d = await deploy({ socket })
+    const human = { by: { kind: 'human' as const, name: 'reviewer' }, verdict: 'allowed' as const, summary: 'lgtm' }
+    const decision = await d.transition(attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true, checks: [human] }))
+    assert.deepEqual(decision, { allowed: true, checks: [human, { by: { kind: 'agent' }, verdict: 'allowed', summary: 'ok' }] })
+    assert.deepEqual(d.events, ['downstream', 'returned'])
+    assert.equal(d.calls.length, 0)
+  })
+
+  test('a downstream veto passes back unchanged', async () => {
+    const d = await deploy({ socket })
+    const veto = { allowed: false as const, reason: 'a later gate says no' }
+    assert.deepEqual(await d.transition(attemptOf(ws.cards['allow-then-veto'], ws.root), () => veto), veto)
+  })
+
+  test('a veto is returned unchanged without delegating and parks nothing', async () => {
+    const d = await deploy({ socket })
+    const decision = await d.transition(attemptOf(ws.cards.veto, ws.root))
+    assert.equal(decision.allowed, false)
+    assert.match((decision as any).reason, /^agent check vetoed designing->ready: design cites REQ-9; full report: \//)
+    await settle()
+    assert.deepEqual(d.events, ['returned'])
+    assert.equal(d.calls.length, 0)
+  })
+
+  test('a fail-closed veto queues the park after the attempt returned, without awaiting it', async () => {
+    const d = await deploy({ socket })
+    const decision = await d.transition(attemptOf(ws.cards.fault, ws.root))
+    assert.equal(decision.allowed, false)
+    assert.match((decision as any).reason, /could not run: the checker ended with exit code 7: boom/)
+    assert.ok(d.events.includes('returned') && !d.events.includes('parked'), 'returned before the park committed')
+    d.release()
+    await settle()
+    assert.deepEqual(d.events.filter((e) => e !== 'returned'), ['park', 'parked'])
+    assert.deepEqual(d.calls, [{
+      id: ws.cards.fault,
+      to: 'blocked',
+      expectedRevision: 3,
+      by: { kind: 'command', name: 'devflow-agent-gate' },
+      reason: 'agent check for designing->ready failed closed: the checker ended with exit code 7: boom',
+      root: ws.root,
+    }])
+  })
+
+  test('an unreachable server vetoes naming the fault and parks', async () => {
+    const d = await deploy({ socket: join(ws.dir, 'no-such.sock') })
+    const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+    assert.equal(decision.allowed, false)
+    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission server at unix:.*no-such\.sock cannot be reached: /)
+    await settle()
+    assert.equal(d.calls.length, 1)
+    assert.deepEqual(d.calls[0].by, { kind: 'command', name: 'devflow-gate-cordis' })
+    assert.equal(d.calls[0].to, 'blocked')
+  })
+
+  test('a server slower than timeoutMs, or answering nonsense, vetoes and parks', async () => {
+    const silent: Server = createServer(() => {}) // accepts, never answers
+    const nonsense: Server = createServer((c) => c.end('HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello'))
+    const slowSock = join(ws.dir, 'slow.sock')
+    const junkSock = join(ws.dir, 'junk.sock')
+    await new Promise<void>((r) => silent.listen(slowSock, r))
+    await new Promise<void>((r) => nonsense.listen(junkSock, r))
+    try {
+      const slow = await deploy({ socket: slowSock, timeoutMs: 200 })
+      const d1 = await slow.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.match((d1 as any).reason, /did not answer within timeoutMs \(200ms\)/)
+      const junk = await deploy({ socket: junkSock })
+      const d2 = await junk.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.match((d2 as any).reason, /answered something that is not JSON/)
+      await settle()
+      assert.equal(slow.calls.length, 1)
+      assert.equal(junk.calls.length, 1)
+    } finally {
+      silent.close()
+      nonsense.close()
+    }
+  })
+
+  test('the config needs exactly one of socket or url, and a positive timeoutMs', async () => {
+    const root = new Context()
+    await root.plugin({ name: 'fake-devflow', apply(ctx: Context) { ctx.provide('devflow', { transition: async () => ({ ok: true }) }) } })
+    await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', url: 'http://127.0.0.1:1', timeoutMs: 10 }) }, /exactly one of "socket" or "url"/)
+    await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', timeoutMs: -1 } as any) })
+  })
+
+  test('disposing the plugin removes its listener', async () => {
+    const d = await deploy({ socket: join(ws.dir, 'no-such.sock') })
+    await d.root.fiber.dispose()
+    const root = new Context()
+    const decision = await (root as any).waterfall('devflow/transition', attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true }))
+    assert.deepEqual(decision, { allowed: true })
+  })
+
+  test('the real server answers as docs/openapi.yaml says', async () => {
+    conforms('Ready', (await rawRequest(socket, 'GET', '/readyz')).body)
+    const attempt = { ...attemptOf(ws.cards.allow, ws.root), dryRun: true }
+    conforms('AdmitRequest', attempt)
+    const allowed = await rawRequest(socket, 'POST', '/v1/admit', JSON.stringify(attempt))
+    assert.equal(allowed.status, 200)
+    conforms('AdmitDecision', allowed.body)
+    const parked = await rawRequest(socket, 'POST', '/v1/admit', JSON.stringify({ ...attemptOf(ws.cards.fault, ws.root), dryRun: true }))
+    conforms('AdmitDecision', parked.body)
+    assert.ok(parked.body.park)
+    const moved = await rawRequest(socket, 'POST', '/v1/moves', JSON.stringify({ id: ws.cards.veto, to: 'ready', dryRun: true }))
+    conforms('MoveOutcome', moved.body)
+    const card = await rawRequest(socket, 'GET', `/v1/cards/${ws.cards.allow}`)
+    conforms('Card', card.body)
+    const explained = await rawRequest(socket, 'GET', `/v1/explain?id=${ws.cards.allow}&to=ready`)
+    conforms('Explanation', explained.body)
+    const bad = await rawRequest(socket, 'POST', '/v1/admit', '{"id":"x","colour":1}')
+    assert.equal(bad.status, 400)
+    conforms('Error', bad.body)
+    const reload = await rawRequest(socket, 'POST', '/v1/reload')
+    conforms('Reload', reload.body)
+    const health = await rawRequest(socket, 'GET', '/healthz')
+    assert.deepEqual(health.body, { ok: true })
+  })
+})
