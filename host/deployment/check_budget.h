@@ -31,6 +31,11 @@ class BudgetedChecker : public CheckerDispatch {
   /// The fault is `the request deadline leaves <n>ms, less than checkTimeoutMs (<m>ms); the
   /// check was not started` (code "fault").
   Result<CheckReply> Dispatch(const CheckRequest& request) override;
+  /// The inner dispatcher's provider: a cached verdict's identity must not depend on whether
+  /// the check runs under a budget.
+  const ProviderConfig* Provider(const std::string& provider) const override {
+    return inner_.Provider(provider);
+  }
 
   /// Sets (or clears) the deadline of the attempt on this thread; RAII.
   class Scope {
