@@ -20,7 +20,7 @@ constexpr std::string_view kUsage =
     "usage: devflow-gate ground [-h] --claim CLAIM --evidence EVIDENCE [--kinds KINDS]\n"
     "                           [--exclude-key EXCLUDE_KEY] [--require REQUIRE]\n"
     "                           [--fallback FALLBACK] [--ledger LEDGER] [--label LABEL]\n"
-    "                           [--compat]\n";
+    "                           [--repo REPO] [--compat]\n";
 constexpr std::string_view kHelp =
     "\n"
     "Release a claim only when every date, URL, ticket ref and hash it cites (optionally file\n"
@@ -40,6 +40,8 @@ constexpr std::string_view kHelp =
     "  --fallback FALLBACK   printed to stdout instead of the claim on rejection\n"
     "  --ledger LEDGER       append one JSON row per run here\n"
     "  --label LABEL         free text for the ledger row (role, run id)\n"
+    "  --repo REPO           owner/name whose forge links are matched by what they name\n"
+    "                        (default: the one repository the evidence links to)\n"
     "  --compat              release_gate.py's exact matching: substring search, its regexes,\n"
     "                        top-level JSON keys only (see docs/grounding.md)\n";
 
@@ -50,7 +52,7 @@ struct Flag {
 constexpr Flag kFlags[] = {{"-h", false},        {"--help", false},    {"--claim", true},
                            {"--evidence", true}, {"--kinds", true},    {"--exclude-key", true},
                            {"--require", true},  {"--fallback", true}, {"--ledger", true},
-                           {"--label", true},    {"--compat", false}};
+                           {"--label", true},    {"--repo", true},     {"--compat", false}};
 
 struct Args {
   bool help = false;
@@ -62,6 +64,7 @@ struct Args {
   std::optional<std::string> fallback;
   std::optional<std::string> ledger;
   std::optional<std::string> label;
+  std::string repo;
   bool compat = false;
 };
 
@@ -168,6 +171,7 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv) {
     if (name == "--fallback") args.fallback = value;
     if (name == "--ledger") args.ledger = value;
     if (name == "--label") args.label = value;
+    if (name == "--repo") args.repo = value;
   }
   std::string missing;
   if (!args.claim) missing = "--claim";
@@ -260,6 +264,12 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
     err << bad.message() << "\n";
     return 2;
   }
+  if (!args.repo.empty()) {
+    if (Status bad = CheckRepoName(args.repo); !bad.ok()) {
+      err << bad.message() << "\n";
+      return 2;
+    }
+  }
 
   const GroundingMode mode = args.compat ? GroundingMode::kCompat : GroundingMode::kStrict;
   auto read = [&](const std::string& path) -> Result<std::string> {
@@ -317,6 +327,7 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
   options.require = args.require;
   options.exclude_keys = args.exclude_keys;
   options.compat = args.compat;
+  options.repo = args.repo;
   const std::vector<std::string> reasons = VerifyClaim(claim, evidence, options);
   const bool verified = reasons.empty();
 
@@ -336,7 +347,8 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
                        ", \"exclude_keys\": " + PyJsonList(excluded) + ", \"require\": " +
                        PyJsonList(args.require) + ", \"claim\": " + PyJsonString(*args.claim) +
                        ", \"evidence\": " + PyJsonList(args.evidence) +
-                       ", \"fallback\": " + PyJsonOptional(args.fallback) + "}");
+                       ", \"fallback\": " + PyJsonOptional(args.fallback) + ", \"repo\": " +
+                       (args.repo.empty() ? "null" : PyJsonString(args.repo)) + "}");
     if (Status written = AppendLocked(*args.ledger, FormatLedgerRow(row)); !written.ok()) {
       err << "cannot write the ledger: " << written.message() << "; nothing was released\n";
       return 3;

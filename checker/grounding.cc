@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -247,7 +249,35 @@ bool IsStopPrefix(std::string_view prefix) {
   return std::find(kStop.begin(), kStop.end(), prefix) != kStop.end();
 }
 
-void ScanRefs(std::string_view s, const TokenSink& sink) {
+bool IsQualifierChar(char c) { return IsAsciiAlnum(c) || In(c, "_.-/"); }
+
+// The start of the `owner/name` or `name` glued before the '#' at `hash` ("rust-lang/regex#12",
+// "PR#12"), or npos: at least two characters holding a letter, at most one '/' with both sides
+// non-empty, starting with a letter or digit, and not inside a URL or an address (the character
+// before it is no word character, ':', '/', '@', '&' or '#').
+size_t QualifierStart(std::string_view s, size_t hash, bool bare) {
+  size_t k = hash;
+  while (k > 0 && IsQualifierChar(s[k - 1])) --k;
+  const std::string_view q = s.substr(k, hash - k);
+  if (q.size() < 2 || !IsAsciiAlnum(q.front()) || In(q.back(), "/.-"))
+    return std::string_view::npos;
+  if (std::count(q.begin(), q.end(), '/') > 1 || std::none_of(q.begin(), q.end(), IsLetter)) {
+    return std::string_view::npos;
+  }
+  if (const size_t slash = q.find('/'); slash != std::string_view::npos) {
+    if (slash == 0 || !IsAsciiAlnum(q[slash + 1])) return std::string_view::npos;
+  } else if (!bare) {
+    const std::string lower = {Lower(q[0]), Lower(q[1])};
+    if (q.size() != 2 || (lower != "pr" && lower != "gh")) return std::string_view::npos;
+  }
+  if (k > 0 && (WordBefore(s, k) || In(s[k - 1], ":/@&#"))) return std::string_view::npos;
+  return k;
+}
+
+// Claim and evidence refs: `#123`, `owner/name#123`, `PR#123`, `GH#123` (with `bare`, any
+// `name#123`: the evidence's `regex#123`), Jira style `ABC-123` (not the stop list),
+// `CVE-2026-25645` as one token.
+void ScanRefs(std::string_view s, const TokenSink& sink, bool bare = false) {
   const size_t n = s.size();
   size_t i = 0;
   while (i < n) {
@@ -256,22 +286,33 @@ void ScanRefs(std::string_view s, const TokenSink& sink) {
       continue;
     }
     const bool boundary = !WordBefore(s, i);
-    if (s[i] == '#' && boundary && (i == 0 || s[i - 1] != '&')) {
+    if (s[i] == '#') {
       size_t j = i + 1;
       while (j < n && IsDigit(s[j])) ++j;
-      if (j > i + 1 && !WordAt(s, j)) sink(s.substr(i, j - i));
+      if (j > i + 1 && !WordAt(s, j)) {
+        if (boundary && (i == 0 || s[i - 1] != '&')) {
+          sink(s.substr(i, j - i));
+        } else if (!boundary) {
+          if (const size_t q = QualifierStart(s, i, bare); q != std::string_view::npos) {
+            sink(s.substr(q, j - q));
+          }
+        }
+      }
       i = std::max(j, i + 1);
       continue;
     }
-    if (IsUpper(s[i]) && boundary && (i == 0 || s[i - 1] != '-')) {
+    if (boundary && (i == 0 || s[i - 1] != '-')) {
       size_t j = i;
       while (j < n && (IsUpper(s[j]) || IsDigit(s[j]))) ++j;
       if (j - i >= 2 && j < n && s[j] == '-') {
         size_t k = j + 1;
         while (k < n && IsDigit(s[k])) ++k;
-        if (k > j + 1 && !WordAt(s, k) && !IsStopPrefix(s.substr(i, j - i))) {
-          sink(s.substr(i, k - i));
+        const std::string_view prefix = s.substr(i, j - i);
+        if (prefix == "CVE" && k - j - 1 == 4 && k + 1 < n && s[k] == '-' && IsDigit(s[k + 1])) {
+          k += 2;  // CVE-YYYY-NNNN: one token, not CVE-YYYY
+          while (k < n && IsDigit(s[k])) ++k;
         }
+        if (k > j + 1 && !WordAt(s, k) && !IsStopPrefix(prefix)) sink(s.substr(i, k - i));
         i = k;
         continue;
       }
@@ -282,11 +323,45 @@ void ScanRefs(std::string_view s, const TokenSink& sink) {
   }
 }
 
+// A UUID (8-4-4-4-12 hex digits) at `i`: one token, never a hash.
+bool UuidAt(std::string_view s, size_t i) {
+  if (s.size() - i < 36) return false;
+  for (size_t k = 0; k < 36; ++k) {
+    const bool dash = k == 8 || k == 13 || k == 18 || k == 23;
+    if (dash ? s[i + k] != '-' : !IsHex(s[i + k])) return false;
+  }
+  return !WordAt(s, i + 36) && (i + 36 == s.size() || s[i + 36] != '-');
+}
+
+// An all-decimal word at [i, j) is a hash only when marked as one: right after `/commit/`,
+// after the word "commit" (then an optional ':' and 1-3 spaces), or as the text of a Markdown
+// link into a `/commit/` URL (`[2506700](https://github.com/o/r/commit/2506700…)`).
+bool MarkedAsCommit(std::string_view s, size_t i, size_t j) {
+  if (i >= 8 && s.substr(i - 8, 8) == "/commit/") return true;
+  size_t k = i;
+  while (k > 0 && i - k < 3 && (s[k - 1] == ' ' || s[k - 1] == '\t')) --k;
+  if (k > 0 && s[k - 1] == ':') --k;
+  if (k < i && k >= 6 && StartsWithNoCase(s, k - 6, "commit") && !WordBefore(s, k - 6)) {
+    return true;
+  }
+  if (i > 0 && s[i - 1] == '[' && s.substr(j, 2) == "](") {
+    const size_t close = s.find_first_of(") \n", j + 2);
+    const std::string_view url =
+        s.substr(j + 2, close == std::string_view::npos ? s.npos : close - j - 2);
+    return url.find("/commit/") != std::string_view::npos;
+  }
+  return false;
+}
+
 void ScanHashes(std::string_view s, const TokenSink& sink) {
   size_t i = 0;
   while (i < s.size()) {
     if (!WordAt(s, i)) {
       i += CharLen(s, i);
+      continue;
+    }
+    if (UuidAt(s, i)) {
+      i += 36;
       continue;
     }
     size_t j = i;
@@ -306,7 +381,9 @@ void ScanHashes(std::string_view s, const TokenSink& sink) {
       }
     }
     const size_t len = j - i;
-    if (hex && digit && letter && len >= 7 && len <= 40) sink(s.substr(i, len));
+    if (hex && digit && len >= 7 && len <= 40 && (letter || MarkedAsCommit(s, i, j))) {
+      sink(s.substr(i, len));
+    }
     i = j;
   }
 }
@@ -768,35 +845,569 @@ std::unique_ptr<RE2> CompileRequire(const std::string& pattern) {
   return std::make_unique<RE2>(pattern, options);
 }
 
-// The claim tokens of one kind, by comparison form, and which of them the evidence holds.
-struct Claimed {
-  std::set<std::string> tokens;  // as written, sorted bytewise
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_set<std::string, Hash, std::equal_to<>> pending;  // comparison forms
+// --- equivalence: what a claim token names, and the evidence forms that hold it ----------
+
+std::string LowerText(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), Lower);
+  return out;
+}
+
+// The project's repository, "owner/name" in lower case (empty: unknown).
+struct Repo {
+  std::string full;
+  std::string name;
 };
 
-// Marks the claim tokens of `kind` found as whole tokens in one evidence text.
-void MarkWholeTokens(std::string_view text, Kind kind, Claimed& claimed) {
-  Scan(text, kind, GroundingMode::kStrict, true, [&](std::string_view token) {
-    if (claimed.pending.empty()) return;
-    if (kind == Kind::kHash && token.size() <= 40) {
-      char lower[40];
-      for (size_t k = 0; k < token.size(); ++k) lower[k] = Lower(token[k]);
-      if (auto it = claimed.pending.find(std::string_view(lower, token.size()));
-          it != claimed.pending.end()) {
-        claimed.pending.erase(it);
-      }
-    } else if (kind == Kind::kDateText) {
-      if (auto it = claimed.pending.find(Normal(kind, token)); it != claimed.pending.end()) {
-        claimed.pending.erase(it);
-      }
-    } else if (auto it = claimed.pending.find(token); it != claimed.pending.end()) {
-      claimed.pending.erase(it);
+Repo MakeRepo(std::string_view owner_name) {
+  Repo repo;
+  repo.full = LowerText(owner_name);
+  const size_t slash = repo.full.find('/');
+  if (slash != std::string::npos) repo.name = repo.full.substr(slash + 1);
+  return repo;
+}
+
+// What a link into a forge (github.com, gitlab.com) names.
+struct ForgeLink {
+  enum class What { kRef, kCommit, kCompare, kTag, kOther };
+  std::string repo;  // "owner/name", lower case
+  What what = What::kOther;
+  std::string a, b;  // ref number, hash, compare ends, or tag
+};
+
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t k = 0; k < s.size(); ++k) {
+    if (s[k] == '%' && k + 2 < s.size() && IsHex(s[k + 1]) && IsHex(s[k + 2])) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(k + 1, 2)), nullptr, 16));
+      k += 2;
+    } else {
+      out += s[k];
     }
-  });
+  }
+  return out;
+}
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), IsDigit);
+}
+bool IsHashText(std::string_view s) {
+  return s.size() >= 7 && s.size() <= 40 && std::all_of(s.begin(), s.end(), IsHex);
+}
+
+// `https://github.com/<owner>/<repo>/…` (or gitlab.com, with or without `/-/`): the repository
+// and what the path names — pull/N and issues/N a ref, commit/H a hash, compare/A...B (or A..B)
+// two ends, releases/tag/T (gitlab: tags/T) a tag. A query or a fragment makes it kOther.
+std::optional<ForgeLink> ParseForgeLink(std::string_view url) {
+  size_t at = StartsWithNoCase(url, 0, "https://")  ? 8
+              : StartsWithNoCase(url, 0, "http://") ? 7
+                                                    : 0;
+  if (at == 0) return std::nullopt;
+  std::string_view rest = url.substr(at);
+  const size_t slash = rest.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  std::string host = LowerText(rest.substr(0, slash));
+  if (host.rfind("www.", 0) == 0) host.erase(0, 4);
+  if (host != "github.com" && host != "gitlab.com") return std::nullopt;
+  rest.remove_prefix(slash + 1);
+  const bool plain = rest.find_first_of("?#") == std::string_view::npos;
+  rest = rest.substr(0, rest.find_first_of("?#"));
+  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  std::vector<std::string_view> parts;
+  for (size_t p = 0; p <= rest.size();) {
+    const size_t e = std::min(rest.find('/', p), rest.size());
+    parts.push_back(rest.substr(p, e - p));
+    p = e + 1;
+  }
+  if (parts.size() < 2 || parts[0].empty() || parts[1].empty()) return std::nullopt;
+  ForgeLink link;
+  std::string name = LowerText(parts[1]);
+  if (name.size() > 4 && name.compare(name.size() - 4, 4, ".git") == 0)
+    name.resize(name.size() - 4);
+  link.repo = LowerText(parts[0]) + "/" + name;
+  size_t k = 2;
+  if (k < parts.size() && parts[k] == "-") ++k;
+  const size_t left = parts.size() - k;
+  if (!plain || left == 0) return link;
+  const std::string_view what = parts[k];
+  if (left == 2 && (what == "pull" || what == "issues") && AllDigits(parts[k + 1])) {
+    link.what = ForgeLink::What::kRef;
+    link.a = parts[k + 1];
+  } else if (left == 2 && what == "commit" && IsHashText(parts[k + 1])) {
+    link.what = ForgeLink::What::kCommit;
+    link.a = LowerText(parts[k + 1]);
+  } else if (left == 2 && what == "compare") {
+    const std::string range = PercentDecode(parts[k + 1]);
+    size_t dots = range.find("...");
+    size_t len = 3;
+    if (dots == std::string::npos) {
+      dots = range.find("..");
+      len = 2;
+    }
+    if (dots != std::string::npos && dots > 0 && dots + len < range.size()) {
+      link.what = ForgeLink::What::kCompare;
+      link.a = range.substr(0, dots);
+      link.b = range.substr(dots + len);
+    }
+  } else if ((left == 3 && what == "releases" && parts[k + 1] == "tag") ||
+             (left == 2 && what == "tags")) {
+    link.what = ForgeLink::What::kTag;
+    link.a = PercentDecode(parts.back());
+  }
+  return link;
+}
+
+// A need of a claim token: one thing the evidence must hold, in one comparison space.
+enum class Space { kDate, kUrl, kRef, kHash, kTag, kPath, kNumber, kDateText, kCount };
+struct Need {
+  Space space;
+  std::string key;
+};
+
+// The key a ref token compares by: `#N` for the project's own refs in any form (`#N`, `GH-N`,
+// `PR#N`, `<repo>#N` and `<owner>/<repo>#N` of the project), `owner/name#N` (lower case) for
+// another repository's, the token itself for Jira refs and CVE ids.
+std::string RefKey(std::string_view token, const Repo& repo) {
+  const size_t hash = token.find('#');
+  if (hash == 0) return std::string(token);
+  if (hash != std::string_view::npos) {
+    const std::string q = LowerText(token.substr(0, hash));
+    const std::string_view number = token.substr(hash);
+    static constexpr std::string_view kOwn[] = {"pr", "gh", "issue", "issues", "pull", "pulls"};
+    const bool own = std::find(std::begin(kOwn), std::end(kOwn), q) != std::end(kOwn) ||
+                     (!repo.full.empty() && (q == repo.full || q == repo.name));
+    return own ? std::string(number) : q + std::string(number);
+  }
+  if (token.substr(0, 3) == "GH-") return "#" + std::string(token.substr(3));
+  return std::string(token);
+}
+
+std::string NormalUrl(std::string_view url) {
+  url.remove_prefix(StartsWithNoCase(url, 0, "https://") ? 8 : 7);
+  while (!url.empty() && (url.back() == '/' || url.back() == '.')) url.remove_suffix(1);
+  return std::string(url);
+}
+
+// Evidence-only spellings of refs: `PR 12`, `PR #12`, `pull request 12`, and CVE ids written
+// `cve_2026_25645`, `CVE 2026 25645` (any case; separators '-', '_' or a space).
+void ScanEvidenceRefForms(std::string_view s, const std::function<void(std::string)>& sink) {
+  const size_t n = s.size();
+  auto digits_at = [&](size_t k, size_t* end) {
+    size_t e = k;
+    while (e < n && IsDigit(s[e])) ++e;
+    if (e == k || WordAt(s, e)) return false;
+    *end = e;
+    return true;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const char c = Lower(s[i]);
+    if ((c != 'p' && c != 'c') || WordBefore(s, i)) continue;
+    size_t k = 0;
+    if (StartsWithNoCase(s, i, "pr ") || StartsWithNoCase(s, i, "pull request ")) {
+      k = i + (Lower(s[i + 1]) == 'r' ? 3 : 13);
+      while (k < n && s[k] == ' ') ++k;
+      if (k < n && s[k] == '#') ++k;
+      size_t e = 0;
+      if (digits_at(k, &e)) sink("#" + std::string(s.substr(k, e - k)));
+    } else if (StartsWithNoCase(s, i, "cve") && i + 9 < n && In(s[i + 3], "-_ ")) {
+      k = i + 4;
+      size_t y = k;
+      while (y < n && IsDigit(s[y])) ++y;
+      if (y - k != 4 || y + 1 >= n || !In(s[y], "-_ ")) continue;
+      size_t e = 0;
+      if (digits_at(y + 1, &e)) {
+        sink("CVE-" + std::string(s.substr(k, 4)) + "-" + std::string(s.substr(y + 1, e - y - 1)));
+      }
+    }
+  }
+}
+
+// Whether `tag` stands in `text` as a whole word: not inside a longer name or version
+// (`v1.2.0` is not in `v1.2.0-rc1` nor in `v1.2.01`).
+bool HasWholeTag(std::string_view text, std::string_view tag) {
+  auto name_char = [](char c) { return IsAsciiAlnum(c) || In(c, "_-+@."); };
+  for (size_t at = text.find(tag); at != std::string_view::npos; at = text.find(tag, at + 1)) {
+    const size_t end = at + tag.size();
+    const bool before_ok = at == 0 || !name_char(text[at - 1]);
+    const bool after_ok =
+        end == text.size() || (!name_char(text[end]) && text[end] != '/') ||
+        (text[end] == '.' && (end + 1 == text.size() || !IsAsciiAlnum(text[end + 1])));
+    if (before_ok && after_ok) return true;
+  }
+  return false;
+}
+
+// Trailing digits of a key and what comes before them ("#1072" → "#", 1072).
+std::optional<std::pair<std::string_view, uint64_t>> SplitNumber(std::string_view key) {
+  size_t k = key.size();
+  while (k > 0 && IsDigit(key[k - 1])) --k;
+  if (k == key.size() || key.size() - k > 18) return std::nullopt;
+  return std::make_pair(key.substr(0, k), std::stoull(std::string(key.substr(k))));
+}
+
+long DayNumber(std::string_view date) {  // YYYY-MM-DD → days since 0000-03-01 (or -1)
+  if (date.size() != 10) return -1;
+  const int y0 = std::atoi(std::string(date.substr(0, 4)).c_str());
+  const int m = std::atoi(std::string(date.substr(5, 2)).c_str());
+  const int d = std::atoi(std::string(date.substr(8, 2)).c_str());
+  if (!ValidDate(y0, m, d)) return -1;
+  const int y = m <= 2 ? y0 - 1 : y0;
+  const int mp = (m + 9) % 12;
+  return 365L * y + y / 4 - y / 100 + y / 400 + (153 * mp + 2) / 5 + d - 1;
+}
+
+constexpr size_t kMaxCandidates = 1 << 16;  // evidence items kept per space to name the nearest
+
+// The evidence, matched one comparison space at a time: each space's claim keys go into a
+// set, each evidence text is scanned once for that space, and every evidence key found is
+// erased from the set (reading stops once the set is empty).
+class Matcher {
+ public:
+  Matcher(const std::vector<std::string_view>& evidence, std::string_view repo)
+      : evidence_(evidence) {
+    if (!repo.empty()) repo_ = MakeRepo(repo);
+  }
+
+  // The project's repository: given, or the one repository the evidence's forge links name.
+  const Repo& repo() {
+    if (!repo_ && !inferred_) {
+      inferred_ = true;
+      std::set<std::string> seen;
+      for (std::string_view text : evidence_) {
+        ScanUrls(text, [&](std::string_view url) {
+          if (auto link = ParseForgeLink(url)) seen.insert(link->repo);
+        });
+      }
+      repo_ = seen.size() == 1 ? MakeRepo(*seen.begin()) : Repo{};
+    }
+    return *repo_;
+  }
+
+  void Want(const Need& need) {
+    if (need.space == Space::kHash) lengths_.insert(need.key.size());
+    pending_[static_cast<size_t>(need.space)].insert(need.key);
+  }
+
+  void Run() {
+    for (size_t sp = 0; sp < static_cast<size_t>(Space::kCount); ++sp) {
+      if (pending_[sp].empty()) continue;
+      const Space space = static_cast<Space>(sp);
+      for (std::string_view text : evidence_) {
+        if (pending_[sp].empty()) break;
+        ScanSpace(text, space);
+      }
+    }
+  }
+
+  bool Found(const Need& need) const {
+    return !pending_[static_cast<size_t>(need.space)].contains(need.key);
+  }
+
+  // The evidence item nearest to an ungrounded key, or "" (refs and dates by distance, hashes
+  // by differing digits (at most 2), URLs by the longest common prefix past the host).
+  std::string Nearest(const Need& need) const {
+    const auto& cands = candidates_[static_cast<size_t>(need.space)];
+    std::string best;
+    switch (need.space) {
+      case Space::kRef: {
+        auto split = SplitNumber(need.key);
+        if (!split) return "";
+        uint64_t best_d = UINT64_MAX;
+        for (const auto& [cand, raw] : cands) {
+          auto c = SplitNumber(cand);
+          if (!c || c->first != split->first) continue;
+          const uint64_t d =
+              c->second > split->second ? c->second - split->second : split->second - c->second;
+          if (d < best_d || (d == best_d && cand < best)) best_d = d, best = cand;
+        }
+        return best;
+      }
+      case Space::kDate: {
+        const long day = DayNumber(need.key);
+        if (day < 0) return "";
+        long best_d = -1;
+        for (const auto& [cand, raw] : cands) {
+          const long c = DayNumber(cand);
+          if (c < 0) continue;
+          const long d = c > day ? c - day : day - c;
+          if (best_d < 0 || d < best_d || (d == best_d && cand < best)) best_d = d, best = cand;
+        }
+        return best;
+      }
+      case Space::kHash: {
+        size_t best_d = 3;
+        for (const auto& [cand, raw] : cands) {
+          if (cand.size() < need.key.size()) continue;
+          size_t d = 0;
+          for (size_t k = 0; k < need.key.size() && d < best_d; ++k) d += cand[k] != need.key[k];
+          if (d < best_d) best_d = d, best = cand.substr(0, need.key.size());
+        }
+        return best;
+      }
+      case Space::kUrl: {
+        const size_t host = need.key.find('/');
+        size_t best_len = host == std::string::npos ? need.key.size() : host + 1;
+        for (const auto& [cand, raw] : cands) {
+          size_t len = 0;
+          while (len < cand.size() && len < need.key.size() && cand[len] == need.key[len]) ++len;
+          if (len > best_len || (len == best_len && !best.empty() && raw < best)) {
+            if (len > best_len) best_len = len;
+            best = raw;
+          }
+        }
+        return best;
+      }
+      default:
+        return "";
+    }
+  }
+
+ private:
+  void Hit(Space space, std::string key, std::string_view raw = {}) {
+    auto& pending = pending_[static_cast<size_t>(space)];
+    if (auto it = pending.find(key); it != pending.end()) pending.erase(it);
+    auto& cands = candidates_[static_cast<size_t>(space)];
+    if (cands.size() < kMaxCandidates) cands.emplace(key, raw.empty() ? key : std::string(raw));
+  }
+
+  void ScanSpace(std::string_view text, Space space) {
+    switch (space) {
+      case Space::kDate:
+        return ScanDates(text, [&](std::string_view t) { Hit(space, std::string(t)); });
+      case Space::kRef: {
+        const Repo& own = repo();
+        ScanRefs(
+            text, [&](std::string_view t) { Hit(space, RefKey(t, own)); }, true);
+        ScanEvidenceRefForms(text, [&](std::string key) { Hit(space, std::move(key)); });
+        ScanUrls(text, [&](std::string_view url) {
+          auto link = ParseForgeLink(url);
+          if (!link || link->what != ForgeLink::What::kRef) return;
+          Hit(space, (link->repo == own.full ? "" : link->repo) + "#" + link->a);
+        });
+        return;
+      }
+      case Space::kHash:
+        return ScanHashes(text, [&](std::string_view t) {
+          const std::string lower = LowerText(t);
+          auto& pending = pending_[static_cast<size_t>(space)];
+          for (size_t len : lengths_) {
+            if (len > lower.size()) break;
+            if (auto it = pending.find(lower.substr(0, len)); it != pending.end())
+              pending.erase(it);
+          }
+          auto& cands = candidates_[static_cast<size_t>(space)];
+          if (cands.size() < kMaxCandidates) cands.emplace(lower, lower);
+        });
+      case Space::kTag: {
+        auto& pending = pending_[static_cast<size_t>(space)];
+        for (auto it = pending.begin(); it != pending.end();) {
+          it = HasWholeTag(text, *it) ? pending.erase(it) : std::next(it);
+        }
+        if (pending.empty()) return;
+        const Repo& own = repo();
+        ScanUrls(text, [&](std::string_view url) {
+          auto link = ParseForgeLink(url);
+          if (!link || link->repo != own.full) return;
+          if (link->what == ForgeLink::What::kTag) Hit(space, link->a);
+          if (link->what == ForgeLink::What::kCompare) {
+            Hit(space, link->a);
+            Hit(space, link->b);
+          }
+        });
+        return;
+      }
+      case Space::kUrl:
+        return ScanUrls(text, [&](std::string_view url) {
+          const std::string normal = NormalUrl(url);
+          if (const size_t frag = normal.find('#'); frag != std::string::npos) {
+            std::string bare = normal.substr(0, frag);
+            while (!bare.empty() && (bare.back() == '/' || bare.back() == '.')) bare.pop_back();
+            auto& pending = pending_[static_cast<size_t>(space)];
+            if (auto it = pending.find(bare); it != pending.end()) pending.erase(it);
+          }
+          Hit(space, normal, url);
+        });
+      case Space::kPath:
+        return ScanPaths(text, [&](std::string_view t) { Hit(space, std::string(t)); });
+      case Space::kNumber:
+        return ScanNumbers(text, [&](std::string_view t) { Hit(space, std::string(t)); });
+      case Space::kDateText:
+        return ScanDateTexts(text, true,
+                             [&](std::string_view t) { Hit(space, Normal(Kind::kDateText, t)); });
+      case Space::kCount:
+        return;
+    }
+  }
+
+  using KeySet = std::unordered_set<std::string>;
+  const std::vector<std::string_view>& evidence_;
+  std::optional<Repo> repo_;
+  bool inferred_ = false;
+  std::set<size_t> lengths_;
+  KeySet pending_[static_cast<size_t>(Space::kCount)];
+  std::unordered_map<std::string, std::string> candidates_[static_cast<size_t>(Space::kCount)];
+};
+
+// What the evidence must hold for one claim token of `kind`.
+std::vector<Need> NeedsOf(Kind kind, std::string_view token, Matcher& matcher) {
+  switch (kind) {
+    case Kind::kDate:
+      return {{Space::kDate, std::string(token)}};
+    case Kind::kRef: {
+      const size_t hash = token.find('#');
+      const bool qualified = hash != std::string_view::npos && hash > 0;
+      return {{Space::kRef, RefKey(token, qualified ? matcher.repo() : Repo{})}};
+    }
+    case Kind::kHash:
+      return {{Space::kHash, LowerText(token)}};
+    case Kind::kUrl: {
+      auto link = ParseForgeLink(token);
+      if (link && link->what != ForgeLink::What::kOther && link->repo == matcher.repo().full) {
+        auto end = [](const std::string& e) {
+          return IsHashText(e) && !AllDigits(e) ? Need{Space::kHash, LowerText(e)}
+                                                : Need{Space::kTag, e};
+        };
+        switch (link->what) {
+          case ForgeLink::What::kRef:
+            return {{Space::kRef, "#" + link->a}};
+          case ForgeLink::What::kCommit:
+            return {{Space::kHash, link->a}};
+          case ForgeLink::What::kCompare:
+            return {end(link->a), end(link->b)};
+          case ForgeLink::What::kTag:
+            return {{Space::kTag, link->a}};
+          case ForgeLink::What::kOther:
+            break;
+        }
+      }
+      return {{Space::kUrl, NormalUrl(token)}};
+    }
+    case Kind::kPath:
+      return {{Space::kPath, std::string(token)}};
+    case Kind::kNumber:
+      return {{Space::kNumber, std::string(token)}};
+    case Kind::kDateText:
+      return {{Space::kDateText, Normal(kind, token)}};
+    case Kind::kUnknown:
+      break;
+  }
+  return {};
+}
+
+// Line and column (1-based; columns count characters) of byte offsets in one text.
+class Positions {
+ public:
+  explicit Positions(std::string_view text) : text_(text) {
+    starts_.push_back(0);
+    for (size_t k = text.find('\n'); k != std::string_view::npos; k = text.find('\n', k + 1)) {
+      starts_.push_back(k + 1);
+    }
+  }
+  std::pair<size_t, size_t> At(size_t offset) const {
+    const auto it = std::upper_bound(starts_.begin(), starts_.end(), offset) - 1;
+    size_t column = 1;
+    for (size_t k = *it; k < offset; k += CharLen(text_, k)) ++column;
+    return {static_cast<size_t>(it - starts_.begin()) + 1, column};
+  }
+
+ private:
+  std::string_view text_;
+  std::vector<size_t> starts_;
+};
+
+// --- link text against link target ---------------------------------------------------------
+
+// Whether a link's text names something other than its forge target: a ref in the text whose
+// number (or repository) differs from pull/N or issues/N, a hash in the text that is no prefix
+// of commit/H (nor H of it), a version in the text other than the tag of releases/tag/T or the
+// upper end of compare/A...B (a leading 'v' aside). Text naming nothing of the kind is no
+// finding.
+bool LinkTextMismatch(std::string_view text, std::string_view url) {
+  auto link = ParseForgeLink(url);
+  if (!link) return false;
+  switch (link->what) {
+    case ForgeLink::What::kRef: {
+      bool any = false, same = false;
+      ScanRefs(text, [&](std::string_view t) {
+        const std::string key = RefKey(t, MakeRepo(link->repo));
+        const size_t hash = key.find('#');
+        if (hash == std::string::npos) return;  // a Jira ref names another tracker
+        any = true;
+        same = same || (hash == 0 && key.substr(1) == link->a);
+      });
+      return any && !same;
+    }
+    case ForgeLink::What::kCommit: {
+      bool any = false, same = false;
+      for (size_t i = 0; i < text.size();) {
+        size_t j = i;
+        while (j < text.size() && IsAsciiAlnum(text[j])) ++j;
+        const std::string word = LowerText(text.substr(i, j - i));
+        if (IsHashText(word) && !WordBefore(text, i) && !WordAt(text, j)) {
+          any = true;
+          same = same || link->a.rfind(word, 0) == 0 || word.rfind(link->a, 0) == 0;
+        }
+        i = j == i ? i + 1 : j;
+      }
+      return any && !same;
+    }
+    case ForgeLink::What::kTag:
+    case ForgeLink::What::kCompare: {
+      const std::string& tag = link->what == ForgeLink::What::kTag ? link->a : link->b;
+      std::string_view bare_tag = tag;
+      if (!bare_tag.empty() && (bare_tag[0] == 'v' || bare_tag[0] == 'V'))
+        bare_tag.remove_prefix(1);
+      std::string_view t = TrimSpaces(text);
+      if (t == tag) return false;
+      bool any = false, same = false;
+      for (size_t i = 0; i < t.size();) {
+        size_t j = i;
+        while (j < t.size() && (IsAsciiAlnum(t[j]) || In(t[j], ".-+_"))) ++j;
+        std::string_view word = t.substr(i, j - i);
+        while (!word.empty() && In(word.back(), ".-+_")) word.remove_suffix(1);
+        std::string_view bare = word;
+        if (!bare.empty() && (bare[0] == 'v' || bare[0] == 'V')) bare.remove_prefix(1);
+        if (bare.size() >= 3 && IsDigit(bare[0]) && bare.find('.') != std::string_view::npos) {
+          any = true;
+          same = same || bare == bare_tag;
+        }
+        i = j == i ? i + 1 : j;
+      }
+      return any && !same;
+    }
+    case ForgeLink::What::kOther:
+      return false;
+  }
+  return false;
+}
+
+// Every Markdown link `[text](url)` and reference definition `[text]: url` of the claim whose
+// text and target name different things, in text order.
+std::vector<LinkFinding> MismatchedLinks(std::string_view s, const Positions& positions) {
+  std::vector<LinkFinding> out;
+  for (size_t open = s.find('['); open != std::string_view::npos; open = s.find('[', open + 1)) {
+    const size_t close = s.find_first_of("[]\n", open + 1);
+    if (close == std::string_view::npos || s[close] != ']') continue;
+    const std::string_view text = s.substr(open + 1, close - open - 1);
+    size_t u = close + 1;
+    if (u < s.size() && s[u] == '(') {
+      ++u;
+    } else if (u < s.size() && s[u] == ':' && (open == 0 || s[open - 1] == '\n')) {
+      ++u;
+      while (u < s.size() && (s[u] == ' ' || s[u] == '\t')) ++u;
+    } else {
+      continue;
+    }
+    size_t e = u;
+    while (e < s.size() && !In(s[e], " \t\n)>\"")) ++e;
+    const std::string_view url = s.substr(u, e - u);
+    if (LinkTextMismatch(text, url)) {
+      const auto [line, column] = positions.At(open);
+      const bool inline_link = s[close + 1] == '(';
+      out.push_back({std::string(text), std::string(url), inline_link, line, column});
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -843,49 +1454,101 @@ std::vector<std::string> ExtractTokens(std::string_view text, std::string_view k
 }
 
 GroundingResult Ground(std::string_view claim, const std::vector<std::string_view>& evidence,
-                       const std::vector<std::string>& kinds, GroundingMode mode) {
+                       const std::vector<std::string>& kinds, GroundingMode mode,
+                       std::string_view repo) {
   GroundingResult result;
   std::vector<std::string> done;
+  if (mode == GroundingMode::kCompat) {
+    for (const std::string& name : kinds) {
+      const Kind kind = KindOf(name);
+      if (kind == Kind::kUnknown) continue;
+      if (std::find(done.begin(), done.end(), name) != done.end()) continue;
+      done.push_back(name);
+      std::set<std::string> tokens;  // sorted bytewise
+      Scan(claim, kind, mode, false, [&](std::string_view token) { tokens.emplace(token); });
+      result.checked += tokens.size();
+      if (tokens.empty()) continue;
+      if (kind == Kind::kDateText) {  // no release_gate.py counterpart: compared as dates
+        std::unordered_set<std::string> pending;
+        for (const std::string& token : tokens) pending.insert(Normal(kind, token));
+        for (std::string_view text : evidence) {
+          ScanDateTexts(text, true, [&](std::string_view t) { pending.erase(Normal(kind, t)); });
+        }
+        for (const std::string& token : tokens) {
+          if (pending.contains(Normal(kind, token))) result.ungrounded.push_back({name, token});
+        }
+        continue;
+      }
+      // release_gate.py: `token in evidence`, a substring search per token.
+      for (const std::string& token : tokens) {
+        const bool found = std::any_of(evidence.begin(), evidence.end(), [&](std::string_view t) {
+          return t.find(token) != std::string_view::npos;
+        });
+        if (!found) result.ungrounded.push_back({name, token});
+      }
+    }
+    result.grounded = result.ungrounded.empty();
+    return result;
+  }
+
+  // Strict: every claim token's needs, then one pass per comparison space over the evidence.
+  struct Token {
+    std::string kind;
+    std::string text;
+    size_t offset;
+    std::vector<Need> needs;
+  };
+  Matcher matcher(evidence, repo);
+  std::vector<Token> tokens;
   for (const std::string& name : kinds) {
     const Kind kind = KindOf(name);
     if (kind == Kind::kUnknown) continue;
     if (std::find(done.begin(), done.end(), name) != done.end()) continue;
     done.push_back(name);
-
-    Claimed claimed;
-    Scan(claim, kind, mode, false, [&](std::string_view token) { claimed.tokens.emplace(token); });
-    result.checked += claimed.tokens.size();
-    if (claimed.tokens.empty()) continue;  // nothing to look up: skip reading the evidence
-
-    if (mode == GroundingMode::kCompat && kind != Kind::kDateText) {
-      // release_gate.py: `token in evidence`, a substring search per token.
-      for (const std::string& token : claimed.tokens) {
-        const bool found = std::any_of(evidence.begin(), evidence.end(), [&](std::string_view t) {
-          return t.find(token) != std::string_view::npos;
-        });
-        if (!found) result.ungrounded.emplace_back(name, token);
-      }
-      continue;
-    }
-    for (const std::string& token : claimed.tokens) claimed.pending.insert(Normal(kind, token));
-    for (std::string_view text : evidence) {
-      if (claimed.pending.empty()) break;
-      MarkWholeTokens(text, kind, claimed);
-    }
-    for (const std::string& token : claimed.tokens) {
-      if (claimed.pending.contains(Normal(kind, token)))
-        result.ungrounded.emplace_back(name, token);
+    std::map<std::string, size_t, std::less<>> first;  // token → first offset, sorted bytewise
+    Scan(claim, kind, mode, false, [&](std::string_view token) {
+      first.try_emplace(std::string(token), static_cast<size_t>(token.data() - claim.data()));
+    });
+    result.checked += first.size();
+    for (auto& [text, offset] : first) {
+      Token token{name, text, offset, NeedsOf(kind, text, matcher)};
+      for (const Need& need : token.needs) matcher.Want(need);
+      tokens.push_back(std::move(token));
     }
   }
-  result.grounded = result.ungrounded.empty();
+  matcher.Run();
+  const Positions positions(claim);
+  for (const Token& token : tokens) {
+    for (const Need& need : token.needs) {
+      if (matcher.Found(need)) continue;
+      const auto [line, column] = positions.At(token.offset);
+      result.ungrounded.push_back({token.kind, token.text, line, column, matcher.Nearest(need)});
+      break;
+    }
+  }
+  if (std::find(done.begin(), done.end(), "url") != done.end()) {
+    result.links = MismatchedLinks(claim, positions);
+  }
+  result.grounded = result.ungrounded.empty() && result.links.empty();
   return result;
 }
 
 std::vector<std::string> GroundingReasons(const GroundingResult& result) {
   std::vector<std::string> reasons;
-  reasons.reserve(result.ungrounded.size());
-  for (const auto& [kind, token] : result.ungrounded) {
-    reasons.push_back(kind + " not in evidence: " + token);
+  reasons.reserve(result.ungrounded.size() + result.links.size());
+  for (const UngroundedToken& u : result.ungrounded) {
+    std::string reason = u.kind + " not in evidence: " + u.token;
+    if (u.line > 0) {
+      reason += " (line " + std::to_string(u.line) + ":" + std::to_string(u.column);
+      if (!u.nearest.empty()) reason += "; evidence has " + u.nearest;
+      reason += ")";
+    }
+    reasons.push_back(std::move(reason));
+  }
+  for (const LinkFinding& link : result.links) {
+    reasons.push_back("link text does not match its target: [" + link.text + "]" +
+                      (link.inline_link ? "(" + link.url + ")" : ": " + link.url) + " (line " +
+                      std::to_string(link.line) + ":" + std::to_string(link.column) + ")");
   }
   return reasons;
 }
@@ -910,6 +1573,20 @@ Status CheckRequirePatterns(const std::vector<std::string>& patterns) {
   return Status::Ok();
 }
 
+Status CheckRepoName(std::string_view repo) {
+  const size_t slash = repo.find('/');
+  auto part_ok = [](std::string_view p) {
+    return !p.empty() &&
+           std::all_of(p.begin(), p.end(), [](char c) { return IsAsciiAlnum(c) || In(c, ".-_"); });
+  };
+  if (slash == std::string_view::npos || !part_ok(repo.substr(0, slash)) ||
+      !part_ok(repo.substr(slash + 1))) {
+    return Status::Error(
+        "usage", "bad --repo " + PyRepr(repo) + ": want owner/name, as in github.com/owner/name");
+  }
+  return Status::Ok();
+}
+
 std::vector<std::string> RequireReasons(std::string_view claim,
                                         const std::vector<std::string>& patterns) {
   std::vector<std::string> reasons;
@@ -927,7 +1604,8 @@ std::vector<std::string> VerifyClaim(std::string_view claim,
                                      const GroundingOptions& options) {
   if (IsBlankClaim(claim)) return {"empty claim"};
   const GroundingMode mode = options.compat ? GroundingMode::kCompat : GroundingMode::kStrict;
-  std::vector<std::string> reasons = GroundingReasons(Ground(claim, evidence, options.kinds, mode));
+  std::vector<std::string> reasons =
+      GroundingReasons(Ground(claim, evidence, options.kinds, mode, options.repo));
   for (std::string& reason : RequireReasons(claim, options.require)) {
     reasons.push_back(std::move(reason));
   }

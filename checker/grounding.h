@@ -39,8 +39,16 @@
 // `#41`) and substring search of each token in the evidence text, JSON evidence re-serialised
 // as json.dumps does with only top-level keys excluded (keys themselves grounding).
 //
-// Whole-token grounding: the evidence's tokens are extracted with the same rules, so `#4` is
-// not grounded by `#41`, `ABC-12` not by `ABC-123`, a hash prefix not by the longer hash.
+// Grounding by equivalence (issue 9; the table in docs/grounding.md): the evidence's tokens are
+// extracted with the same rules and compared by what they name — a short hash by a whole
+// evidence hash that starts with it; `#N` by `#N`, `GH-N`, `PR N`, `PR #N`, `pull request #N`,
+// `<repo>#N` or a pull/issue link of the project; the project's forge links (`…/pull/N`,
+// `…/commit/H`, `…/compare/A...B`, `…/releases/tag/T`) by the ref, hash, ends or tag they name;
+// other URLs after dropping the scheme, a trailing '/' or '.', and an evidence-side fragment;
+// CVE ids with '-', '_' or ' ' separators. Refs stay whole tokens: `#4` is not grounded by
+// `#41`, `ABC-12` not by `ABC-123`. Ref kind extras: `owner/name#123`, `PR#123`, `GH#123`,
+// `CVE-2026-25645` as one token. Hash kind extras: an all-decimal word marked by `/commit/`,
+// the word "commit" or a `[…](…/commit/…)` link is a hash; a UUID is never one.
 #pragma once
 
 #include <string>
@@ -76,24 +84,52 @@ Result<std::vector<std::string>> ParseTokenKinds(std::string_view csv);
 std::vector<std::string> ExtractTokens(std::string_view text, std::string_view kind,
                                        GroundingMode mode = GroundingMode::kStrict);
 
+/// One ungrounded claim token. `line` and `column` (1-based, columns in characters) give its
+/// first occurrence in the claim, and `nearest` the closest evidence item of the same space
+/// ("#1073" for #1072, the nearest date, a hash differing in at most 2 digits, the URL sharing
+/// the longest prefix past the host; "" when there is none). Kcompat leaves line at 0.
+struct UngroundedToken {
+  std::string kind;
+  std::string token;
+  size_t line = 0;
+  size_t column = 0;
+  std::string nearest;
+};
+
+/// A Markdown link `[text](url)` (`inline_link`) or reference definition `[text]: url` whose
+/// text names another thing than its forge target (`[#123](…/pull/124)`); the position of '['.
+struct LinkFinding {
+  std::string text;
+  std::string url;
+  bool inline_link = true;
+  size_t line = 0;
+  size_t column = 0;
+};
+
 /// The outcome of grounding one claim.
 struct GroundingResult {
-  bool grounded = true;
-  /// (kind, token) per ungrounded claim token: kinds in the order requested, tokens sorted
-  /// bytewise within a kind, each once.
-  std::vector<std::pair<std::string, std::string>> ungrounded;
+  bool grounded = true;  // no ungrounded token and no mismatched link
+  /// Per ungrounded claim token: kinds in the order requested, tokens sorted bytewise within a
+  /// kind, each once.
+  std::vector<UngroundedToken> ungrounded;
+  /// Links whose text and target disagree, in claim order (strict mode, when `url` is on).
+  std::vector<LinkFinding> links;
   /// Distinct claim tokens checked, over all requested kinds.
   size_t checked = 0;
 };
 
-/// Grounds every claim token of `kinds` against the evidence texts. One pass over each text:
-/// the evidence's tokens go into hash sets (time linear in the evidence size), then each
-/// claim token is looked up. Unknown kinds are ignored (validate with ParseTokenKinds).
+/// Grounds every claim token of `kinds` against the evidence texts (the rules: top of this
+/// file and docs/grounding.md, "Equivalence"). `repo` ("owner/name", any case; empty: inferred
+/// from the evidence's forge links when they name exactly one repository) is the project whose
+/// forge links are matched by what they name. One pass per comparison space over each text:
+/// the claim's keys go into a hash set and every evidence key is looked up (time linear in
+/// claim plus evidence). Unknown kinds are ignored (validate with ParseTokenKinds).
 /// In kCompat mode a token is grounded when it occurs as a substring of any evidence text
-/// (release_gate.py's `token in evidence`; work grows with claim tokens times evidence size).
+/// (release_gate.py's `token in evidence`; work grows with claim tokens times evidence size),
+/// and links are not compared.
 GroundingResult Ground(std::string_view claim, const std::vector<std::string_view>& evidence,
                        const std::vector<std::string>& kinds,
-                       GroundingMode mode = GroundingMode::kStrict);
+                       GroundingMode mode = GroundingMode::kStrict, std::string_view repo = {});
 
 /// release_gate.py's `claim.strip()` is empty: nothing but whitespace (ASCII and Unicode
 /// spaces, as Python's str.isspace) or nothing at all.
@@ -104,6 +140,10 @@ bool IsBlankClaim(std::string_view claim);
 /// first bad one; RE2 refuses backreferences and lookarounds, which Python's re accepts.
 Status CheckRequirePatterns(const std::vector<std::string>& patterns);
 
+/// Ok when `repo` reads `owner/name` (letters, digits, '.', '-', '_' on both sides of one '/');
+/// else code "usage", `bad --repo '<repo>': want owner/name, as in github.com/owner/name`.
+Status CheckRepoName(std::string_view repo);
+
 /// `required pattern absent: <rx>` for every pattern RE2 finds nowhere in `claim`, in order
 /// (a pattern that does not compile counts as absent).
 std::vector<std::string> RequireReasons(std::string_view claim,
@@ -111,6 +151,10 @@ std::vector<std::string> RequireReasons(std::string_view claim,
 
 /// release_gate.py's verify(): "empty claim" alone for a blank claim; else the grounding
 /// reasons (kinds in the order given, tokens sorted within a kind) followed by
+/// Ok when `repo` reads `owner/name` (letters, digits, '.', '-', '_' on both sides of one '/');
+/// else code "usage", `bad --repo '<repo>': want owner/name, as in github.com/owner/name`.
+Status CheckRepoName(std::string_view repo);
+
 /// `required pattern absent: <rx>` for every pattern RE2 finds nowhere in the claim (a pattern
 /// that does not compile counts as absent; validate with CheckRequirePatterns first).
 std::vector<std::string> VerifyClaim(std::string_view claim,
@@ -124,7 +168,9 @@ std::string_view StripBom(std::string_view text);
 /// `<label>: not valid UTF-8 (byte 0x<hh> at offset <n>)` (release_gate.py refuses such files).
 Status CheckUtf8(std::string_view text, std::string_view label);
 
-/// `<kind> not in evidence: <token>` per ungrounded token, in result order.
+/// `<kind> not in evidence: <token> (line L:C; evidence has <nearest>)` per ungrounded token
+/// (without the parenthesis in kCompat mode, as release_gate.py prints it), then
+/// `link text does not match its target: [text](url) (line L:C)` per mismatched link.
 std::vector<std::string> GroundingReasons(const GroundingResult& result);
 
 /// Keys JSON evidence never contributes through: system_prompt, policy, seed, history,

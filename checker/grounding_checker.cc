@@ -18,12 +18,13 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: devflow-gate checker grounding [--claim-kind KIND] [--kinds date,url,ref,hash,...]"
-    " [--require RE]... [--compat]";
+    " [--require RE]... [--repo OWNER/NAME] [--compat]";
 
 struct Options {
   std::optional<std::string> claim_kind;
   std::vector<std::string> kinds = DefaultTokenKinds();
   std::vector<std::string> require;
+  std::string repo;
   bool compat = false;
   bool help = false;
 };
@@ -56,14 +57,17 @@ Result<Options> ParseArgs(const std::vector<std::string>& args) {
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    if (name != "--claim-kind" && name != "--kinds" && name != "--require") {
+    if (name != "--claim-kind" && name != "--kinds" && name != "--require" && name != "--repo") {
       return Status::Error("usage", "unknown option \"" + arg + "\"");
     }
     if (!value) {
       if (i + 1 >= args.size()) return Status::Error("usage", name + " needs a value");
       value = args[++i];
     }
-    if (name == "--require") {
+    if (name == "--repo") {
+      if (Status bad = CheckRepoName(*value); !bad.ok()) return bad;
+      options.repo = *value;
+    } else if (name == "--require") {
       if (Status bad = CheckRequirePatterns({*value}); !bad.ok()) return bad;
       options.require.push_back(*value);
     } else if (name == "--claim-kind") {
@@ -182,7 +186,7 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
   }
   const GroundingResult result =
       Ground(claim_input.content, evidence, options->kinds,
-             options->compat ? GroundingMode::kCompat : GroundingMode::kStrict);
+             options->compat ? GroundingMode::kCompat : GroundingMode::kStrict, options->repo);
   std::vector<std::string> reasons = GroundingReasons(result);
   for (std::string& reason : RequireReasons(claim_input.content, options->require)) {
     reasons.push_back(std::move(reason));

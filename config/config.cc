@@ -835,7 +835,7 @@ class Loader {
     auto entries = ConfigEntries(cfg, item, kKeys);
     for (const auto& e : EdgeEntries(FindEntry(entries, "edges"), item,
                                      "{claim, evidence?, kinds?, excludeKeys?, require?, "
-                                     "compat?}")) {
+                                     "compat?, repo?}")) {
       auto edge = EdgeKey(e, item);
       auto parsed = GroundingEdge(e, item);
       if (edge && parsed) {
@@ -851,15 +851,15 @@ class Loader {
   }
 
   std::optional<GroundingEdgeConfig> GroundingEdge(const Entry& e, const std::string& item) {
-    static const std::vector<std::string> kKeys = {"claim",       "evidence", "kinds",
-                                                   "excludeKeys", "require",  "compat"};
+    static const std::vector<std::string> kKeys = {"claim",   "evidence", "kinds", "excludeKeys",
+                                                   "require", "compat",   "repo"};
     std::string where = EdgeItem(e.key);
     size_t before = problems_.size();
     if (!e.value.IsMap()) {
       problems_.Add(At(e), item,
                     where +
                         " must be a map with claim and optional evidence, kinds, "
-                        "excludeKeys, require, compat");
+                        "excludeKeys, require, compat, repo");
       return std::nullopt;
     }
     auto entries = Entries(e.value, item, where, &kKeys);
@@ -892,6 +892,20 @@ class Loader {
       } else {
         problems_.Add(At(*compat), item,
                       where + ".compat must be true or false" + Got(compat->value));
+      }
+    }
+    if (const Entry* repo = FindEntry(entries, "repo")) {
+      const std::string msg = where + ".repo must be owner/name, as in github.com/owner/name";
+      if (auto name = NonBlank(repo, repo->key_node, item, msg)) {
+        const size_t slash = name->find('/');
+        const bool ok = slash != std::string::npos && slash > 0 && slash + 1 < name->size() &&
+                        name->find('/', slash + 1) == std::string::npos &&
+                        name->find_first_of(" \t") == std::string::npos;
+        if (ok) {
+          out.options.repo = *name;
+        } else {
+          problems_.Add(repo->value, item, msg + Got(repo->value));
+        }
       }
     }
     if (problems_.size() != before) return std::nullopt;

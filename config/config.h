@@ -81,6 +81,7 @@ struct GroundingOptions {
   std::vector<std::string> exclude_keys;  // in addition to the default five
   std::vector<std::string> require;       // RE2 patterns that must occur in the claim
   bool compat = false;                    // release_gate.py's substring matching
+  std::string repo;  // "owner/name" whose forge links match by what they name; "" = infer
 };
 struct GroundingEdgeConfig {
   Edge edge;

@@ -158,7 +158,8 @@ Decision GroundingGate::Admit(const Attempt& attempt, AttemptContext& context, c
     row.extra.emplace_back("options",
                            "{\"compat\": " + std::string(options.compat ? "true" : "false") +
                                ", \"exclude_keys\": " + PyJsonList(excluded) +
-                               ", \"require\": " + PyJsonList(options.require) + "}");
+                               ", \"require\": " + PyJsonList(options.require) + ", \"repo\": " +
+                               (options.repo.empty() ? "null" : PyJsonString(options.repo)) + "}");
     const std::string path = LedgerPath(attempt.root);
     Status written = fs_.CreateDirs(ParentPath(path));
     if (written.ok()) written = AppendLocked(path, FormatLedgerRow(row));

@@ -179,12 +179,27 @@ TEST_CASE("grounding config validates kinds, token kinds, lists and booleans") {
        "path when set");
 }
 
+TEST_CASE("grounding config: repo is owner/name, passed to the rules (issue 9)") {
+  const std::string head =
+      "plugins:\n  - id: devflow-grounding-gate\n    config:\n      edges:\n"
+      "        designing->ready: {claim: design, repo: ";
+  const PluginConfig p = PluginOf(head + "axios/axios}\n");
+  REQUIRE(p.grounding);
+  CHECK(p.grounding->edges.at(0).options.repo == "axios/axios");
+  CHECK(PluginOf(head.substr(0, head.size() - 8) + "}\n").grounding->edges.at(0).options.repo ==
+        "");
+  CHECK(ProblemsOf(head + "axios}\n") ==
+        "devflow-gate.yaml:5:49: plugins[0](devflow-grounding-gate): "
+        "edges[\"designing->ready\"].repo must be owner/name, as in github.com/owner/name "
+        "(got \"axios\")");
+}
+
 TEST_CASE("grounding config rejects an unknown option with a suggestion") {
   CHECK(ProblemsOf("plugins:\n  - id: devflow-grounding-gate\n    config:\n      edges:\n"
                    "        designing->ready: {claim: design, exclude_keys: [a]}\n") ==
         "devflow-gate.yaml:5:43: plugins[0](devflow-grounding-gate): unknown key "
         "\"exclude_keys\" in edges[\"designing->ready\"] (did you mean \"excludeKeys\"?); "
-        "allowed here: claim, evidence, kinds, excludeKeys, require, compat");
+        "allowed here: claim, evidence, kinds, excludeKeys, require, compat, repo");
 }
 
 }  // namespace

@@ -41,7 +41,9 @@ TEST_CASE("ground CLI: a rejected claim prints the fallback and one reason per t
                           d.tmp / "ledger.jsonl"});
   CHECK(r.exit_code == 1);
   CHECK(r.out == "No release notes today.\n");
-  CHECK(r.err == "REJECTED\n  - ref not in evidence: #42\n  - ref not in evidence: ABC-7\n");
+  CHECK(r.err ==
+        "REJECTED\n  - ref not in evidence: #42 (line 1:10; evidence has #41)\n  - ref not in "
+        "evidence: ABC-7 (line 1:18; evidence has ABC-70)\n");
   auto ledger = test::Slurp(d.tmp / "ledger.jsonl");
   REQUIRE(ledger.has_value());
   CHECK(ledger->find("\"verdict\": \"rejected\"") != std::string::npos);

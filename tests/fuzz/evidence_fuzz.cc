@@ -55,7 +55,7 @@ void CheckTokensAndSelfGrounding(std::string_view text) {
   }
   for (GroundingMode mode : {GroundingMode::kStrict, GroundingMode::kCompat}) {
     const GroundingResult self = Ground(text, {text}, AllTokenKinds(), mode);
-    DG_FUZZ_CHECK(self.grounded && self.ungrounded.empty(), "a text grounds itself");
+    DG_FUZZ_CHECK(self.ungrounded.empty(), "a text grounds itself");
   }
 }
 

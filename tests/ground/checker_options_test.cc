@@ -42,7 +42,7 @@ TEST_CASE("checker grounding: --compat grounds #4 on #41 as release_gate.py did"
   const Reply strict = Check({"--claim-kind", "design"}, "#41\n", "#4\n");
   CHECK(Has(strict.out,
             "\"verdict\":\"veto\",\"summary\":\"1 ungrounded specific in design "
-            "(rev 4)\",\"findings\":[\"ref not in evidence: #4\"]"));
+            "(rev 4)\",\"findings\":[\"ref not in evidence: #4 (line 1:1; evidence has #41)\"]"));
   const Reply compat = Check({"--claim-kind", "design", "--compat"}, "#41\n", "#4\n");
   CHECK(Has(compat.out, "\"verdict\":\"allow\""));
 }
@@ -61,7 +61,7 @@ TEST_CASE("checker grounding: date-text grounds 24 Sept 2026 on 2026-09-24") {
   const std::vector<std::string> args = {"--claim-kind", "design", "--kinds", "date,date-text"};
   CHECK(Has(Check(args, "due 2026-09-24\n", "Due 24 Sept 2026.\n").out, "\"verdict\":\"allow\""));
   CHECK(Has(Check(args, "due 2026-09-24\n", "Due 25 Sept 2026.\n").out,
-            "\"findings\":[\"date-text not in evidence: 25 Sept 2026\"]"));
+            "\"findings\":[\"date-text not in evidence: 25 Sept 2026 (line 1:5)\"]"));
 }
 
 }  // namespace devflow

@@ -64,14 +64,15 @@ TEST_CASE("ground: an invented #42 against #41, #43 is rejected as exactly one r
   const Run r = gate.Check("Ship #42 today.", "pending: #41, #43");
   CHECK(r.code == 1);
   CHECK(r.out == "");
-  CHECK(r.err == Rejected({"ref not in evidence: #42"}));
+  CHECK(r.err == Rejected({"ref not in evidence: #42 (line 1:6; evidence has #41)"}));
 }
 
 TEST_CASE("ground: an invented date is rejected as exactly one reason") {
   Gate gate;
   const Run r = gate.Check("Demo is on 2026-09-24.", "day: 2026-09-19");
   CHECK(r.code == 1);
-  CHECK(r.err == Rejected({"date not in evidence: 2026-09-24"}));
+  CHECK(r.err ==
+        Rejected({"date not in evidence: 2026-09-24 (line 1:12; evidence has 2026-09-19)"}));
 }
 
 TEST_CASE("ground: a claim whose ref, URL, date and short hash all appear passes") {
@@ -90,7 +91,8 @@ TEST_CASE("ground: JSON evidence never grounds through excluded keys, other keys
   const std::string facts = R"({"history": ["2024-01-01 #7 shipped"], "pending": ["#9"]})";
   const Run bad = gate.Check("Reshipping #7 from 2024-01-01.", facts, {}, "facts.json");
   CHECK(bad.code == 1);
-  CHECK(bad.err == Rejected({"date not in evidence: 2024-01-01", "ref not in evidence: #7"}));
+  CHECK(bad.err == Rejected({"date not in evidence: 2024-01-01 (line 1:20)",
+                             "ref not in evidence: #7 (line 1:12; evidence has #9)"}));
   const Run good = gate.Check("Read #9.", facts, {}, "facts.json");
   CHECK(good.code == 0);
   CHECK(good.out == "Read #9.");
@@ -100,10 +102,10 @@ TEST_CASE("ground: an invented URL and an uppercase 7-hex commit are each reject
   Gate gate;
   const Run url = gate.Check("See https://example.org/x.", "https://example.org/y");
   CHECK(url.code == 1);
-  CHECK(url.err == Rejected({"url not in evidence: https://example.org/x"}));
+  CHECK(url.err == Rejected({"url not in evidence: https://example.org/x (line 1:5)"}));
   const Run hash = gate.Check("Commit ABCDEF1.", "no commits");
   CHECK(hash.code == 1);
-  CHECK(hash.err == Rejected({"hash not in evidence: ABCDEF1"}));
+  CHECK(hash.err == Rejected({"hash not in evidence: ABCDEF1 (line 1:8)"}));
 }
 
 TEST_CASE("ground: a URL followed by . or ! or in parentheses is grounded by the bare URL") {
@@ -118,12 +120,12 @@ TEST_CASE("ground: a URL followed by . or ! or in parentheses is grounded by the
 TEST_CASE("ground: with number on, 42. and -42 and 3.5% are extracted, a date yields none") {
   Gate gate;
   CHECK(gate.Check("Count is 42.", "no numbers", {"--kinds", "number"}).err ==
-        Rejected({"number not in evidence: 42"}));
+        Rejected({"number not in evidence: 42 (line 1:10)"}));
   CHECK(gate.Check("Delta -42 today", "no numbers", {"--kinds", "number"}).err ==
-        Rejected({"number not in evidence: -42"}));
+        Rejected({"number not in evidence: -42 (line 1:7)"}));
   const Run r = gate.Check("Rate 3.5% on 2026-09-19", "2026-09-19", {"--kinds", "number"});
   CHECK(r.code == 1);
-  CHECK(r.err == Rejected({"number not in evidence: 3.5%"}));
+  CHECK(r.err == Rejected({"number not in evidence: 3.5% (line 1:6)"}));
 }
 
 TEST_CASE("ground: truncated .json evidence is a usage error, never raw text, never ledgered") {
@@ -144,7 +146,7 @@ TEST_CASE("ground: BOM-prefixed JSON evidence still excludes its keys") {
   const Run r = gate.Check("Ship #99.", "\xEF\xBB\xBF{\"history\": \"#99\", \"pending\": [\"#1\"]}",
                            {}, "facts.json");
   CHECK(r.code == 1);
-  CHECK(r.err == Rejected({"ref not in evidence: #99"}));
+  CHECK(r.err == Rejected({"ref not in evidence: #99 (line 1:6; evidence has #1)"}));
 }
 
 TEST_CASE("ground: a missing --require pattern rejects with required pattern absent") {
@@ -173,8 +175,8 @@ TEST_CASE("ground: number and path stay off unless asked; with both on 87% then 
   CHECK(gate.Check(claim, "no numbers here").code == 0);
   const Run r = gate.Check(claim, "no numbers here", {"--kinds", "date,url,ref,hash,number,path"});
   CHECK(r.code == 1);
-  CHECK(r.err ==
-        Rejected({"number not in evidence: 87%", "path not in evidence: src/app/main.py"}));
+  CHECK(r.err == Rejected({"number not in evidence: 87% (line 1:18)",
+                           "path not in evidence: src/app/main.py (line 1:25)"}));
 }
 
 TEST_CASE("ground: rejection prints exactly the fallback and ledgers the claim and label") {
@@ -187,15 +189,16 @@ TEST_CASE("ground: rejection prints exactly the fallback and ledgers the claim a
                       ledger, "--label", "test"});
   CHECK(r.code == 1);
   CHECK(r.out == "Nothing found.");
-  CHECK(r.err == Rejected({"ref not in evidence: #99"}));
+  CHECK(r.err == Rejected({"ref not in evidence: #99 (line 1:6; evidence has #1)"}));
   CHECK(Slurp(ledger).value() ==
         "{\"ts\": \"2026-09-16T08:00:00+00:00\", \"label\": \"test\", \"verdict\": \"rejected\", "
         "\"state\": \"recovered\", \"kinds\": [\"date\", \"url\", \"ref\", \"hash\"], "
-        "\"reject_reasons\": [\"ref not in evidence: #99\"], \"rejected_claim\": \"Ship #99.\", "
+        "\"reject_reasons\": [\"ref not in evidence: #99 (line 1:6; evidence has #1)\"], "
+        "\"rejected_claim\": \"Ship #99.\", "
         "\"options\": {\"compat\": false, \"exclude_keys\": [\"system_prompt\", \"policy\", "
         "\"seed\", \"history\", \"constitution\"], \"require\": [], \"claim\": \"" +
             claim + "\", \"evidence\": [\"" + facts + "\"], \"fallback\": \"" + fallback +
-            "\"}}\n");
+            "\", \"repo\": null}}\n");
 }
 
 TEST_CASE("ground: a verified claim passes byte for byte and ledgers released") {
@@ -237,6 +240,47 @@ TEST_CASE("ground: a bad regex, a missing fallback, an unknown kind exit 2, no s
   CHECK_FALSE(Slurp(ledger).has_value());
 }
 
+// The register once more under --compat: release_gate.py's matching and its output, byte for
+// byte (no positions, no nearest item).
+TEST_CASE("ground --compat: the risk register's rejections are release_gate.py's bytes") {
+  Gate gate;
+  const std::vector<std::string> compat = {"--compat"};
+  CHECK(gate.Check("Ship #42 today.", "pending: #41, #43", compat).err ==
+        Rejected({"ref not in evidence: #42"}));
+  CHECK(gate.Check("Demo is on 2026-09-24.", "day: 2026-09-19", compat).err ==
+        Rejected({"date not in evidence: 2026-09-24"}));
+  const std::string facts = R"({"history": ["2024-01-01 #7 shipped"], "pending": ["#9"]})";
+  CHECK(gate.Check("Reshipping #7 from 2024-01-01.", facts, compat, "facts.json").err ==
+        Rejected({"date not in evidence: 2024-01-01", "ref not in evidence: #7"}));
+  CHECK(gate.Check("Read #9.", facts, compat, "facts.json").code == 0);
+  CHECK(gate.Check("See https://example.org/x.", "https://example.org/y", compat).err ==
+        Rejected({"url not in evidence: https://example.org/x"}));
+  CHECK(gate.Check("Commit ABCDEF1.", "no commits", compat).err ==
+        Rejected({"hash not in evidence: ABCDEF1"}));
+  CHECK(gate.Check("(https://example.org/docs), then https://example.org/docs!",
+                   "https://example.org/docs", compat)
+            .err == kVerified);
+  CHECK(gate.Check("Count is 42.", "no numbers", {"--compat", "--kinds", "number"}).err ==
+        Rejected({"number not in evidence: 42"}));
+  CHECK(gate.Check("Delta -42 today", "no numbers", {"--compat", "--kinds", "number"}).err ==
+        Rejected({"number not in evidence: -42"}));
+  CHECK(
+      gate.Check("Rate 3.5% on 2026-09-19", "2026-09-19", {"--compat", "--kinds", "number"}).err ==
+      Rejected({"number not in evidence: 3.5%"}));
+  CHECK(gate.Check("Ship #99.", "\xEF\xBB\xBF{\"history\": \"#99\", \"pending\": [\"#1\"]}", compat,
+                   "facts.json")
+            .err == Rejected({"ref not in evidence: #99"}));
+  CHECK(gate.Check("Nothing to read.", "pending /view/5", {"--compat", "--require", R"(/view/\d+)"})
+            .err == Rejected({R"(required pattern absent: /view/\d+)"}));
+  CHECK(gate.Check("   \n\t", "anything", {"--compat", "--require", "x"}).err ==
+        Rejected({"empty claim"}));
+  CHECK(gate.Check("Coverage rose to 87% in src/app/main.py.", "no numbers here",
+                   {"--compat", "--kinds", "date,url,ref,hash,number,path"})
+            .err ==
+        Rejected({"number not in evidence: 87%", "path not in evidence: src/app/main.py"}));
+  CHECK(gate.Check("Ship #1 and #2.", "#1", compat).err == Rejected({"ref not in evidence: #2"}));
+}
+
 // --- the command line itself -----------------------------------------------------------
 
 TEST_CASE("ground: missing required flags are an argparse usage error naming both") {
@@ -248,7 +292,7 @@ TEST_CASE("ground: missing required flags are an argparse usage error naming bot
         "usage: devflow-gate ground [-h] --claim CLAIM --evidence EVIDENCE [--kinds KINDS]\n"
         "                           [--exclude-key EXCLUDE_KEY] [--require REQUIRE]\n"
         "                           [--fallback FALLBACK] [--ledger LEDGER] [--label LABEL]\n"
-        "                           [--compat]\n"
+        "                           [--repo REPO] [--compat]\n"
         "devflow-gate ground: error: the following arguments are required: --claim, "
         "--evidence\n");
 }
@@ -259,7 +303,8 @@ TEST_CASE("ground: flags parse like argparse: prefixes, --flag=value, repeats, s
   const std::string one = gate.File("one.txt", "#1");
   const std::string two = gate.File("two.txt", "#2");
   CHECK(gate({"--cl", claim, "--evid=" + one, "--evidence", two}).code == 0);
-  CHECK(gate({"--claim", claim, "--evidence", one}).err == Rejected({"ref not in evidence: #2"}));
+  CHECK(gate({"--claim", claim, "--evidence", one}).err ==
+        Rejected({"ref not in evidence: #2 (line 1:13; evidence has #1)"}));
 
   const Run ambiguous = gate({"--claim", claim, "--e", one});
   CHECK(ambiguous.code == 2);
@@ -289,7 +334,7 @@ TEST_CASE("ground: a claim that is not UTF-8 is a usage error, a BOM is tolerate
   // A BOM glued to a ref must not hide it, and the claim is still printed as it was.
   const Run bom = gate.Check("\xEF\xBB\xBF#2 ships.", "#1");
   CHECK(bom.code == 1);
-  CHECK(bom.err == Rejected({"ref not in evidence: #2"}));
+  CHECK(bom.err == Rejected({"ref not in evidence: #2 (line 1:1; evidence has #1)"}));
   const Run ok = gate.Check("\xEF\xBB\xBF#1 ships.", "\xEF\xBB\xBF#1");
   CHECK(ok.code == 0);
   CHECK(ok.out == "\xEF\xBB\xBF#1 ships.");
@@ -306,13 +351,16 @@ TEST_CASE("ground: an unreadable evidence file is a usage error naming the OS er
 
 // --- weak points fixed ------------------------------------------------------------------
 
-TEST_CASE("fix: a token is grounded only as a whole token; --compat restores substrings") {
+TEST_CASE("fix: a ref is grounded only as a whole token; --compat restores substrings") {
   Gate gate;
   const Run strict =
       gate.Check("Fixes #4, ABC-12, commit 3f2a9c1.", "Fixed #41, ABC-123, commit 3f2a9c1e8b7d.");
   CHECK(strict.code == 1);
-  CHECK(strict.err == Rejected({"ref not in evidence: #4", "ref not in evidence: ABC-12",
-                                "hash not in evidence: 3f2a9c1"}));
+  CHECK(strict.err == Rejected({"ref not in evidence: #4 (line 1:7; evidence has #41)",
+                                "ref not in evidence: ABC-12 (line 1:11; evidence has ABC-123)"}));
+  // A hash is grounded by a whole evidence hash that starts with it, never the other way.
+  const Run longer = gate.Check("Commit 3f2a9c1e8b7d.", "commit 3f2a9c1");
+  CHECK(longer.err == Rejected({"hash not in evidence: 3f2a9c1e8b7d (line 1:8)"}));
   const Run compat = gate.Check("Fixes #4, ABC-12, commit 3f2a9c1.",
                                 "Fixed #41, ABC-123, commit 3f2a9c1e8b7d.", {"--compat"});
   CHECK(compat.code == 0);
@@ -337,10 +385,10 @@ TEST_CASE("fix: excluded keys are dropped at any depth and in top-level arrays")
   Gate gate;
   const std::string nested = R"({"run": {"history": ["#7"]}, "pending": ["#9"]})";
   CHECK(gate.Check("Ship #7.", nested, {}, "facts.json").err ==
-        Rejected({"ref not in evidence: #7"}));
+        Rejected({"ref not in evidence: #7 (line 1:6; evidence has #9)"}));
   const std::string array = R"([{"policy": "#7"}, {"pending": "#9"}])";
   CHECK(gate.Check("Ship #7.", array, {}, "facts.json").err ==
-        Rejected({"ref not in evidence: #7"}));
+        Rejected({"ref not in evidence: #7 (line 1:6; evidence has #9)"}));
   CHECK(gate.Check("Ship #9.", array, {}, "facts.json").code == 0);
   // --exclude-key adds to the five, at any depth too.
   CHECK(gate.Check("Ship #9.", nested, {"--exclude-key", "pending"}, "facts.json").code == 1);
@@ -406,7 +454,7 @@ TEST_CASE("fix: date-text grounds a date in words or slashes against any written
   CHECK(gate.Check("Demo on 24/09/2026.", "September 24th 2026", kinds).code == 0);
   const Run r = gate.Check("Demo on 24 Sept 2026, review Sept 25, 2026.", "day: 2026-09-24", kinds);
   CHECK(r.code == 1);
-  CHECK(r.err == Rejected({"date-text not in evidence: Sept 25, 2026"}));
+  CHECK(r.err == Rejected({"date-text not in evidence: Sept 25, 2026 (line 1:30)"}));
   // Off by default: release_gate.py never looked at these.
   CHECK(gate.Check("Demo on 25 Sept 2026.", "nothing").code == 0);
 }
@@ -418,7 +466,8 @@ TEST_CASE("fix: curly quotes and dashes next to a token do not hide it") {
       "2026-09-24.",
       "#41");
   CHECK(r.code == 1);
-  CHECK(r.err == Rejected({"date not in evidence: 2026-09-24", "ref not in evidence: #42"}));
+  CHECK(r.err == Rejected({"date not in evidence: 2026-09-24 (line 1:14)",
+                           "ref not in evidence: #42 (line 1:8; evidence has #41)"}));
 }
 
 }  // namespace devflow

@@ -82,7 +82,7 @@ TEST_CASE("grounding gate: a grounded claim commits with its check and a verifie
         "\"0001-a\", \"edge\": \"designing->ready\", \"claim\": {\"kind\": \"design\", \"rev\": "
         "4}, \"evidence\": [\"title\", \"body\", \"prd:3\"], \"options\": {\"compat\": false, "
         "\"exclude_keys\": [\"system_prompt\", \"policy\", \"seed\", \"history\", "
-        "\"constitution\"], \"require\": []}}\n");
+        "\"constitution\"], \"require\": [], \"repo\": null}}\n");
 }
 
 TEST_CASE("grounding gate: ungrounded specifics veto with every reason and are ledgered") {
@@ -95,14 +95,15 @@ TEST_CASE("grounding gate: ungrounded specifics veto with every reason and are l
   CHECK_FALSE(outcome.failed_closed);
   CHECK(outcome.message ==
         Rejected("0001-a",
-                 "ungrounded specifics in design: date not in evidence: 2026-09-25; ref not in "
-                 "evidence: #42"));
+                 "ungrounded specifics in design: date not in evidence: 2026-09-25 (line 1:14; "
+                 "evidence has 2026-09-24); ref not in evidence: #42 (line 1:7; evidence has "
+                 "#41)"));
   CHECK(rig.Journal("0001-a") == before);
   const std::string row = rig.Ledger();
   CHECK(row.find("\"verdict\": \"rejected\", \"state\": \"vetoed\"") != std::string::npos);
-  CHECK(row.find("\"reject_reasons\": [\"date not in evidence: 2026-09-25\", \"ref not in "
-                 "evidence: #42\"], \"rejected_claim\": \"Ships #42 on 2026-09-25.\\n\"") !=
-        std::string::npos);
+  CHECK(row.find("\"reject_reasons\": [\"date not in evidence: 2026-09-25 (line 1:14; evidence "
+                 "has 2026-09-24)\", \"ref not in evidence: #42 (line 1:7; evidence has #41)\"], "
+                 "\"rejected_claim\": \"Ships #42 on 2026-09-25.\\n\"") != std::string::npos);
 }
 
 TEST_CASE("grounding gate: the card body is evidence, and options reach the check") {
@@ -115,7 +116,9 @@ TEST_CASE("grounding gate: the card body is evidence, and options reach the chec
   GroundRig strict;
   WriteCard(strict.root, "0001-a", {{"prd", "PROJ-71"}, {"design", "Fixes PROJ-7.\n"}});
   CHECK(strict.Move("0001-a").message ==
-        Rejected("0001-a", "ungrounded specifics in design: ref not in evidence: PROJ-7"));
+        Rejected("0001-a",
+                 "ungrounded specifics in design: ref not in evidence: PROJ-7 (line 1:7; "
+                 "evidence has PROJ-71)"));
   strict.config.edges[0].options.compat = true;  // release_gate.py's substring matching
   CHECK(strict.Move("0001-a").code == "committed");
 }
@@ -174,7 +177,9 @@ TEST_CASE("grounding gate: a dry run decides but writes no ledger row") {
   WriteCard(rig.root, "0001-a", {{"prd", "#41\n"}, {"design", "#42\n"}});
   const MoveOutcome outcome = rig.Move("0001-a", true);
   CHECK(outcome.message ==
-        Rejected("0001-a", "ungrounded specifics in design: ref not in evidence: #42"));
+        Rejected("0001-a",
+                 "ungrounded specifics in design: ref not in evidence: #42 (line 1:1; "
+                 "evidence has #41)"));
   CHECK_FALSE(Slurp(rig.root + "/ledger/grounding.jsonl").has_value());
 }
 

@@ -9,6 +9,18 @@
 #include "checker/prompt.h"
 #include "checker/verdict.h"
 
+// Failure messages show the reasons themselves.
+namespace doctest {
+template <>
+struct StringMaker<std::vector<std::string>> {
+  static String convert(const std::vector<std::string>& v) {
+    std::string out = "{";
+    for (const std::string& s : v) out += "\"" + s + "\", ";
+    return String((out + "}").c_str());
+  }
+};
+}  // namespace doctest
+
 namespace devflow {
 namespace {
 
@@ -74,9 +86,11 @@ TEST_CASE("a veto lists exactly the ungrounded tokens as findings") {
   REQUIRE(verdict);
   CHECK_FALSE(verdict->allow);
   CHECK(verdict->summary == "4 ungrounded specifics in design (rev 4)");
-  CHECK(verdict->findings == Strings{"date not in evidence: 2026-11-30", "ref not in evidence: #12",
-                                     "ref not in evidence: REQ-9",
-                                     "hash not in evidence: a1b2c3d"});
+  CHECK(verdict->findings ==
+        Strings{"date not in evidence: 2026-11-30 (line 1:31; evidence has 2026-10-01)",
+                "ref not in evidence: #12 (line 1:24)",
+                "ref not in evidence: REQ-9 (line 1:14; evidence has REQ-7)",
+                "hash not in evidence: a1b2c3d (line 1:50)"});
 }
 
 TEST_CASE("a single ungrounded token is one specific") {
@@ -85,7 +99,7 @@ TEST_CASE("a single ungrounded token is one specific") {
   const auto verdict = ParseLastVerdict(RunChecker({}, prompt).out);
   REQUIRE(verdict);
   CHECK(verdict->summary == "1 ungrounded specific in design (rev 2)");
-  CHECK(verdict->findings == Strings{"ref not in evidence: REQ-7"});
+  CHECK(verdict->findings == Strings{"ref not in evidence: REQ-7 (line 1:5)"});
 }
 
 TEST_CASE("the claim is never its own evidence") {
@@ -95,7 +109,7 @@ TEST_CASE("the claim is never its own evidence") {
   const auto verdict = ParseLastVerdict(RunChecker({"--claim-kind", "design"}, prompt).out);
   REQUIRE(verdict);
   CHECK_FALSE(verdict->allow);
-  CHECK(verdict->findings == Strings{"ref not in evidence: REQ-7"});
+  CHECK(verdict->findings == Strings{"ref not in evidence: REQ-7 (line 1:1)"});
 }
 
 TEST_CASE("the newest revision of the claim kind is the claim; older ones are evidence") {
@@ -107,7 +121,7 @@ TEST_CASE("the newest revision of the claim kind is the claim; older ones are ev
   REQUIRE(verdict);
   CHECK_FALSE(verdict->allow);
   CHECK(verdict->summary == "1 ungrounded specific in design (rev 5)");
-  CHECK(verdict->findings == Strings{"ref not in evidence: REQ-8"});
+  CHECK(verdict->findings == Strings{"ref not in evidence: REQ-8 (line 1:17; evidence has REQ-7)"});
   CHECK(run.out.find("evidence: card title and body, prd (rev 3), design (rev 2)") !=
         std::string::npos);
 }
@@ -126,7 +140,7 @@ TEST_CASE("--kinds selects the token kinds") {
   const auto verdict =
       ParseLastVerdict(RunChecker({"--claim-kind", "design", "--kinds", "path"}, prompt).out);
   REQUIRE(verdict);
-  CHECK(verdict->findings == Strings{"path not in evidence: src/app/main.py"});
+  CHECK(verdict->findings == Strings{"path not in evidence: src/app/main.py (line 1:10)"});
 }
 
 TEST_CASE("a claim with no specifics is allowed") {
@@ -164,6 +178,19 @@ TEST_CASE("the prompt's nonce is echoed in the verdict block") {
   CHECK(*verdict->nonce == "n0nce-77");
 }
 
+TEST_CASE("--repo: the checker grounds the project's forge links by what they name") {
+  const std::string prompt = AssemblePrompt(
+      Card({{"log", 1, "Fix (#5980)\n"},
+            {"design", 2, "Fixed ([#5980](https://github.com/axios/axios/pull/5980)).\n"}}));
+  const auto with_repo = ParseLastVerdict(RunChecker({"--repo", "axios/axios"}, prompt).out);
+  REQUIRE(with_repo);
+  CHECK(with_repo->allow);
+  const auto without = ParseLastVerdict(RunChecker({}, prompt).out);
+  REQUIRE(without);
+  CHECK(without->findings ==
+        Strings{"url not in evidence: https://github.com/axios/axios/pull/5980 (line 1:16)"});
+}
+
 TEST_CASE("bad usage exits 2 with a message on stderr and nothing on stdout") {
   const std::string prompt = AssemblePrompt(Card({{"design", 1, "x\n"}}));
   const Run unknown_kind = RunChecker({"--kinds", "date,email"}, prompt);
@@ -173,7 +200,11 @@ TEST_CASE("bad usage exits 2 with a message on stderr and nothing on stdout") {
         "devflow-gate checker grounding: unknown token kind \"email\"; use date, url, ref, hash, "
         "path, number or date-text; usage: devflow-gate checker grounding [--claim-kind KIND] "
         "[--kinds "
-        "date,url,ref,hash,...] [--require RE]... [--compat]\n");
+        "date,url,ref,hash,...] [--require RE]... [--repo OWNER/NAME] [--compat]\n");
+  const Run bad_repo = RunChecker({"--repo", "axios"}, prompt);
+  CHECK(bad_repo.code == 2);
+  CHECK(bad_repo.err.rfind("devflow-gate checker grounding: bad --repo 'axios': want owner/name",
+                           0) == 0);
 
   const Run unknown_option = RunChecker({"--claim", "design"}, prompt);
   CHECK(unknown_option.code == 2);
