@@ -982,10 +982,10 @@ std::string RefKey(std::string_view token, const Repo& repo) {
   return std::string(token);
 }
 
-std::string NormalUrl(std::string_view url) {
+std::string_view NormalUrl(std::string_view url) {
   url.remove_prefix(StartsWithNoCase(url, 0, "https://") ? 8 : 7);
   while (!url.empty() && (url.back() == '/' || url.back() == '.')) url.remove_suffix(1);
-  return std::string(url);
+  return url;
 }
 
 // Evidence-only spellings of refs: `PR 12`, `PR #12`, `pull request 12`, and CVE ids written
@@ -1056,7 +1056,8 @@ long DayNumber(std::string_view date) {  // YYYY-MM-DD → days since 0000-03-01
   return 365L * y + y / 4 - y / 100 + y / 400 + (153 * mp + 2) / 5 + d - 1;
 }
 
-constexpr size_t kMaxCandidates = 1 << 16;  // evidence items kept per space to name the nearest
+// Distinct evidence items kept per space to name the nearest one (bounded work and memory).
+constexpr size_t kMaxCandidates = 4096;
 
 // The evidence, matched one comparison space at a time: each space's claim keys go into a
 // set, each evidence text is scanned once for that space, and every evidence key found is
@@ -1092,10 +1093,15 @@ class Matcher {
     for (size_t sp = 0; sp < static_cast<size_t>(Space::kCount); ++sp) {
       if (pending_[sp].empty()) continue;
       const Space space = static_cast<Space>(sp);
+      // The URL pass also gathers the forge links the ref space needs (one URL scan, not two);
+      // it then reads every text.
+      links_gathered_ = space == Space::kUrl && !pending_[static_cast<size_t>(Space::kRef)].empty();
       for (std::string_view text : evidence_) {
-        if (pending_[sp].empty()) break;
+        if (pending_[sp].empty() && !links_gathered_) break;
         ScanSpace(text, space);
       }
+      if (links_gathered_) links_ready_ = true;
+      if (space == Space::kRef) ResolveForgeRefs();
     }
   }
 
@@ -1163,40 +1169,74 @@ class Matcher {
   }
 
  private:
-  void Hit(Space space, std::string key, std::string_view raw = {}) {
+  void Hit(Space space, std::string_view key, std::string_view raw = {}) {
     auto& pending = pending_[static_cast<size_t>(space)];
-    if (auto it = pending.find(key); it != pending.end()) pending.erase(it);
+    if (!pending.empty()) {
+      if (auto it = pending.find(key); it != pending.end()) pending.erase(it);
+    }
     auto& cands = candidates_[static_cast<size_t>(space)];
-    if (cands.size() < kMaxCandidates) cands.emplace(key, raw.empty() ? key : std::string(raw));
+    if (cands.size() < kMaxCandidates && cands.find(key) == cands.end()) {
+      cands.emplace(std::string(key), std::string(raw.empty() ? key : raw));
+    }
+  }
+
+  void GatherLink(std::string_view url) {
+    auto link = ParseForgeLink(url);
+    if (!link) return;
+    seen_repos_.insert(link->repo);
+    if (link->what == ForgeLink::What::kRef) forge_refs_.emplace_back(link->repo, link->a);
+  }
+
+  // Evidence links to pull/N or issues/N: refs of the project (given, or the one repository
+  // the evidence's forge links name) or `owner/name#N` of another.
+  void ResolveForgeRefs() {
+    if (!repo_) repo_ = seen_repos_.size() == 1 ? MakeRepo(*seen_repos_.begin()) : Repo{};
+    for (const auto& [link_repo, number] : forge_refs_) {
+      Hit(Space::kRef, (link_repo == repo_->full ? "" : link_repo) + "#" + number);
+    }
+    for (const std::string& token : qualified_refs_) Hit(Space::kRef, RefKey(token, *repo_));
+    forge_refs_.clear();
+    qualified_refs_.clear();
   }
 
   void ScanSpace(std::string_view text, Space space) {
     switch (space) {
       case Space::kDate:
-        return ScanDates(text, [&](std::string_view t) { Hit(space, std::string(t)); });
+        return ScanDates(text, [&](std::string_view t) { Hit(space, t); });
       case Space::kRef: {
-        const Repo& own = repo();
         ScanRefs(
-            text, [&](std::string_view t) { Hit(space, RefKey(t, own)); }, true);
-        ScanEvidenceRefForms(text, [&](std::string key) { Hit(space, std::move(key)); });
-        ScanUrls(text, [&](std::string_view url) {
-          auto link = ParseForgeLink(url);
-          if (!link || link->what != ForgeLink::What::kRef) return;
-          Hit(space, (link->repo == own.full ? "" : link->repo) + "#" + link->a);
-        });
+            text,
+            [&](std::string_view t) {
+              const size_t hash = t.find('#');
+              if (hash == 0 || (hash == std::string_view::npos && t.substr(0, 3) != "GH-")) {
+                Hit(space, t);  // `#N`, Jira refs and CVE ids are their own keys
+              } else if (repo_) {
+                Hit(space, RefKey(t, *repo_));
+              } else {
+                qualified_refs_.emplace_back(t);  // resolved once the repository is known
+              }
+            },
+            true);
+        ScanEvidenceRefForms(text, [&](std::string key) { Hit(space, key); });
+        if (!links_ready_) ScanUrls(text, [&](std::string_view url) { GatherLink(url); });
         return;
       }
       case Space::kHash:
         return ScanHashes(text, [&](std::string_view t) {
-          const std::string lower = LowerText(t);
+          if (t.size() > 40) return;
+          char buf[40];
+          for (size_t k = 0; k < t.size(); ++k) buf[k] = Lower(t[k]);
+          const std::string_view lower(buf, t.size());
           auto& pending = pending_[static_cast<size_t>(space)];
           for (size_t len : lengths_) {
-            if (len > lower.size()) break;
+            if (len > lower.size() || pending.empty()) break;
             if (auto it = pending.find(lower.substr(0, len)); it != pending.end())
               pending.erase(it);
           }
           auto& cands = candidates_[static_cast<size_t>(space)];
-          if (cands.size() < kMaxCandidates) cands.emplace(lower, lower);
+          if (cands.size() < kMaxCandidates && cands.find(lower) == cands.end()) {
+            cands.emplace(std::string(lower), std::string(lower));
+          }
         });
       case Space::kTag: {
         auto& pending = pending_[static_cast<size_t>(space)];
@@ -1218,19 +1258,21 @@ class Matcher {
       }
       case Space::kUrl:
         return ScanUrls(text, [&](std::string_view url) {
-          const std::string normal = NormalUrl(url);
-          if (const size_t frag = normal.find('#'); frag != std::string::npos) {
-            std::string bare = normal.substr(0, frag);
-            while (!bare.empty() && (bare.back() == '/' || bare.back() == '.')) bare.pop_back();
+          const std::string_view normal = NormalUrl(url);
+          if (const size_t frag = normal.find('#'); frag != std::string_view::npos) {
+            std::string_view bare = normal.substr(0, frag);
+            while (!bare.empty() && (bare.back() == '/' || bare.back() == '.'))
+              bare.remove_suffix(1);
             auto& pending = pending_[static_cast<size_t>(space)];
             if (auto it = pending.find(bare); it != pending.end()) pending.erase(it);
           }
           Hit(space, normal, url);
+          if (links_gathered_) GatherLink(url);
         });
       case Space::kPath:
-        return ScanPaths(text, [&](std::string_view t) { Hit(space, std::string(t)); });
+        return ScanPaths(text, [&](std::string_view t) { Hit(space, t); });
       case Space::kNumber:
-        return ScanNumbers(text, [&](std::string_view t) { Hit(space, std::string(t)); });
+        return ScanNumbers(text, [&](std::string_view t) { Hit(space, t); });
       case Space::kDateText:
         return ScanDateTexts(text, true,
                              [&](std::string_view t) { Hit(space, Normal(Kind::kDateText, t)); });
@@ -1239,13 +1281,23 @@ class Matcher {
     }
   }
 
-  using KeySet = std::unordered_set<std::string>;
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using KeySet = std::unordered_set<std::string, ViewHash, std::equal_to<>>;
   const std::vector<std::string_view>& evidence_;
   std::optional<Repo> repo_;
   bool inferred_ = false;
+  bool links_gathered_ = false;  // the URL pass is gathering forge links for the ref space
+  bool links_ready_ = false;     // it has: the ref space need not scan URLs again
   std::set<size_t> lengths_;
+  std::set<std::string> seen_repos_;                             // forge links' repositories
+  std::vector<std::pair<std::string, std::string>> forge_refs_;  // (repository, N)
+  std::vector<std::string> qualified_refs_;                      // `name#N` before the repo
   KeySet pending_[static_cast<size_t>(Space::kCount)];
-  std::unordered_map<std::string, std::string> candidates_[static_cast<size_t>(Space::kCount)];
+  std::unordered_map<std::string, std::string, ViewHash, std::equal_to<>>
+      candidates_[static_cast<size_t>(Space::kCount)];
 };
 
 // What the evidence must hold for one claim token of `kind`.
@@ -1280,7 +1332,7 @@ std::vector<Need> NeedsOf(Kind kind, std::string_view token, Matcher& matcher) {
             break;
         }
       }
-      return {{Space::kUrl, NormalUrl(token)}};
+      return {{Space::kUrl, std::string(NormalUrl(token))}};
     }
     case Kind::kPath:
       return {{Space::kPath, std::string(token)}};
