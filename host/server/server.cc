@@ -253,7 +253,10 @@ class WorkerPool {
 // the io_context at exit).
 struct Shared {
   ServerMetrics metrics;
-  int open = 0;  // connections open now
+  int open = 0;    // connections open now
+  int writes = 0;  // answers being written now
+  // Called when an answer has been written: a drain stops once nothing runs or is written.
+  std::function<void()> written;
 };
 
 struct PeerInfo {
@@ -268,7 +271,10 @@ class Core {
         options_(options),
         shared_(std::make_shared<Shared>()),
         metrics_(shared_->metrics),
-        pool_(options.max_checks) {}
+        pool_(options.max_checks) {
+    shared_->written = [this] { MaybeStop(); };
+  }
+  ~Core() { shared_->written = nullptr; }
 
   ServerMetrics& metrics() { return metrics_; }
   const std::shared_ptr<Shared>& shared() const { return shared_; }
@@ -397,7 +403,7 @@ class Core {
     for (Job& job : waiting_) job.done(Busy("the server is shutting down; retry on its successor"));
     waiting_.clear();
     UpdateGauges();
-    if (running_ == 0) return asio::post(io_, [this] { io_.stop(); });
+    if (running_ == 0) return MaybeStop();
     drain_timer_.emplace(io_, std::chrono::milliseconds(options_.drain_timeout_ms));
     drain_timer_->async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
@@ -717,10 +723,16 @@ class Core {
         busy_.erase(shared->key);
         in_flight_.erase(shared->seq);
         shared->done(std::move(reply));
-        if (draining_ && running_ == 0) return io_.stop();
+        if (draining_) return MaybeStop();
         Pump();
       });
     });
+  }
+
+  // A drain ends when no attempt runs and every answer has been written.
+  void MaybeStop() {
+    if (!draining_ || running_ != 0 || shared_->writes != 0) return;
+    asio::post(io_, [this] { io_.stop(); });
   }
 
   void UpdateGauges() { metrics_.SetAttempts(running_, static_cast<int64_t>(waiting_.size())); }
@@ -857,9 +869,15 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     res->prepare_payload();
     stream_.expires_after(std::chrono::milliseconds(core_.options().read_timeout_ms));
     auto self = this->shared_from_this();
+    ++shared_->writes;
     http::async_write(stream_, *res, [self, res, keep_alive](beast::error_code ec, size_t) {
-      if (ec || !keep_alive) return self->Close();
-      self->Read(self->core_.options().idle_timeout_ms);
+      --self->shared_->writes;
+      if (ec || !keep_alive) {
+        self->Close();
+      } else {
+        self->Read(self->core_.options().idle_timeout_ms);
+      }
+      if (self->shared_->written) self->shared_->written();
     });
   }
 

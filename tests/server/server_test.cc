@@ -395,6 +395,50 @@ TEST_CASE(
   CHECK(after.json()["allowed"] == false);
 }
 
+TEST_CASE("serve: SIGTERM lets an attempt in flight finish and answer, then exits 0") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws, {"--drain-timeout-ms", "20000"});
+  HttpAnswer answer;
+  std::thread in_flight(
+      [&] { answer = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true")); });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  const size_t mark = server.serve->LogSize();
+  server.serve->Signal(SIGTERM);
+  CHECK(!server.serve->WaitLog("\"msg\":\"draining\"", mark).empty());
+  CHECK(Connect(server.socket) < 0);  // no longer accepting
+  test::Spit(fifos / "go", "go\n");
+  in_flight.join();
+  INFO(answer.body);
+  CHECK(answer.status == 200);
+  CHECK(answer.json()["allowed"] == true);
+  CHECK(server.serve->Stop(0) == 0);
+}
+
+TEST_CASE("serve: a drain that times out writes an interrupted row for the attempt in flight") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws, {"--drain-timeout-ms", "100"});
+  HttpAnswer answer;
+  std::thread in_flight([&] { answer = server.Post("/v1/admit", AttemptBody(ws)); });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  CHECK(server.serve->Stop(SIGTERM) == 0);
+  in_flight.join();
+  CHECK(answer.status == 0);  // the connection closed without an answer
+  auto rows = e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
+  REQUIRE(!rows.empty());
+  json last = json::parse(rows.back());
+  CHECK(last["code"] == "interrupted");
+  CHECK(last["card"] == ws.card());
+  CHECK(last["ok"] == false);
+}
+
 TEST_CASE("serve: SIGTERM drains and exits 0, removing its socket") {
   Workspace ws(Config(Fixture("checkers/allow.sh")));
   SocketServer server(ws);
