@@ -2,6 +2,7 @@
 // release_gate.py's own regexes and substring search for --compat.
 #include "checker/grounding.h"
 #include "host/json_depth.h"
+#include "host/utf8.h"
 
 #include <re2/re2.h>
 
@@ -55,48 +56,13 @@ char Lower(char c) { return IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
 
 constexpr uint32_t kInvalid = 0xFFFFFFFF;
 
-// Decodes the UTF-8 sequence at `i` into `cp` (kInvalid for a malformed byte, which then
-// stands alone); returns its length in bytes (>= 1).
+// Decodes the UTF-8 sequence at `i` into `cp` (kInvalid for a malformed subsequence, which
+// then stands alone); returns its length in bytes (>= 1). The project's one decoder
+// (host/utf8.h) does the work.
 size_t Decode(std::string_view s, size_t i, uint32_t* cp) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  if (b < 0x80) {
-    *cp = b;
-    return 1;
-  }
-  size_t len = 0;
-  uint32_t value = 0;
-  if (b >= 0xC2 && b <= 0xDF) {
-    len = 2;
-    value = b & 0x1F;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    len = 3;
-    value = b & 0x0F;
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    len = 4;
-    value = b & 0x07;
-  } else {
-    *cp = kInvalid;
-    return 1;
-  }
-  if (i + len > s.size()) {
-    *cp = kInvalid;
-    return 1;
-  }
-  for (size_t k = 1; k < len; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xC0) != 0x80) {
-      *cp = kInvalid;
-      return 1;
-    }
-    value = (value << 6) | (c & 0x3F);
-  }
-  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (value < kMin[len] || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
-    *cp = kInvalid;
-    return 1;
-  }
-  *cp = value;
-  return len;
+  const Utf8Step step = DecodeUtf8At(s, i);
+  *cp = step.valid ? static_cast<uint32_t>(step.cp) : kInvalid;
+  return step.length;
 }
 
 bool IsSpaceCp(uint32_t cp) {
