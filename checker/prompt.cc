@@ -11,14 +11,17 @@ namespace {
 constexpr std::string_view kIntroPrefix = "You are gate-checking devflow card ";
 constexpr std::string_view kIntroEdge = " on edge ";
 constexpr std::string_view kSeparatorPrefix = "--- artifact ";
+// The fixed verdict contract, upstream's exact text (checkerPrompt in
+// packages/devflow-agent-gate/src/index.ts, 03a5e791): a checker sees the same prompt under
+// either host. kReadOnlyLine is the contract's first line; the parse finds the trailer by it.
 constexpr std::string_view kReadOnlyLine =
-    "Judge the card and its artifacts only against the instruction above. You are a read-only "
-    "checker: do not call any devflow mutation tool or any file-writing tool, because your "
-    "verdict is your only deliverable.";
+    "Judge only against the instruction above. You are a read-only checker: do not call any";
+constexpr std::string_view kReadOnlyLine2 =
+    "devflow mutation tool or any file-writing tool; your verdict is your only deliverable.";
 constexpr std::string_view kContractLine =
-    "End your reply with exactly one fenced JSON block of the shape below.";
+    "End your reply with exactly one fenced JSON block of this shape:";
 constexpr std::string_view kShapeHead =
-    R"({"verdict": "allow" | "veto", "summary": "<one line>", "findings": ["<finding>", ...])";
+    R"({ "verdict": "allow" | "veto", "summary": "<one line>", "findings": ["<one item per defect or confirmation>"])";
 
 std::string JsonQuote(std::string_view s) {
   return nlohmann::json(std::string(s))
@@ -28,13 +31,13 @@ std::string JsonQuote(std::string_view s) {
 // Everything from the blank line before the read-only sentence to the end.
 std::string Trailer(const std::optional<std::string>& nonce) {
   std::string out = "\n\n";
-  out.append(kReadOnlyLine).append("\n").append(kContractLine);
+  out.append(kReadOnlyLine).append("\n").append(kReadOnlyLine2).append("\n").append(kContractLine);
   if (nonce) {
     out.append(" Include \"nonce\": ").append(JsonQuote(*nonce)).append(" in that block.");
   }
   out.append("\n\n```json\n").append(kShapeHead);
   if (nonce) out.append(", \"nonce\": ").append(JsonQuote(*nonce));
-  out.append("}\n```");
+  out.append(" }\n```");
   return out;
 }
 
@@ -83,7 +86,7 @@ std::optional<std::string> NonceOfTrailer(std::string_view trailer) {
   const size_t at = trailer.find(head);
   if (at == std::string_view::npos) return std::nullopt;
   std::string_view rest = trailer.substr(at + head.size());
-  constexpr std::string_view kEnd = "}\n```";
+  constexpr std::string_view kEnd = " }\n```";
   if (rest.size() < kEnd.size() || rest.substr(rest.size() - kEnd.size()) != kEnd) {
     return std::nullopt;
   }

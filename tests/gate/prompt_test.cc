@@ -63,6 +63,46 @@ TEST_CASE(
   CHECK(request.workspace == rig.workspace);
 }
 
+TEST_CASE("the prompt for one card is upstream's bytes, whole") {
+  // What upstream's checkerPrompt sends for this card and these inputs, written out by hand
+  // from packages/devflow-agent-gate/src/index.ts (03a5e791).
+  Rig rig;
+  const std::string id = "0301-prompt";
+  WriteCard(rig.root, id, {{"prd", "PRD CONTENT LINE\n"}, {"design", "DESIGN CONTENT LINE\n"}});
+  rig.scripted.Allow("design is sound");
+  REQUIRE(rig.Move(id).code == "committed");
+  REQUIRE(rig.scripted.requests.size() == 1);
+  const std::string expected =
+      "Check that the design cites only requirements the PRD states.\n"
+      "\n"
+      "You are gate-checking devflow card 0301-prompt on edge designing->ready.\n"
+      "\n"
+      "# Card 0301-prompt\n"
+      "\n"
+      "Body of 0301-prompt.\n"
+      "\n"
+      "--- artifact prd (rev 3) ---\n"
+      "\n"
+      "PRD CONTENT LINE\n"
+      "\n"
+      "\n"
+      "--- artifact design (rev 4) ---\n"
+      "\n"
+      "DESIGN CONTENT LINE\n"
+      "\n"
+      "\n"
+      "Judge only against the instruction above. You are a read-only checker: do not call any\n"
+      "devflow mutation tool or any file-writing tool; your verdict is your only deliverable.\n"
+      "End your reply with exactly one fenced JSON block of this shape:\n"
+      "\n"
+      "```json\n"
+      "{ \"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\", \"findings\": "
+      "[\"<one item per defect or confirmation>\"] }\n"
+      "```";
+  CHECK(rig.scripted.requests[0].prompt == expected);
+  CHECK(rig.scripted.requests[0].prompt.size() == 646);
+}
+
 TEST_CASE(
     "prompt.spec 2: skips an input kind with no registration instead of vetoing for it — "
     "presence is the mechanical gate's job") {

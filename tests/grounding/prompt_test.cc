@@ -66,26 +66,34 @@ TEST_CASE(
   CHECK_FALSE(Contains(prompt, "nonce"));
 }
 
-TEST_CASE("the verdict contract is a fence with one shape line after a blank line") {
+TEST_CASE("the verdict contract is upstream's checkerPrompt text, byte for byte") {
   const std::string prompt = AssemblePrompt(SampleParts());
-  const size_t fence = prompt.rfind("\n\n```json\n");
-  REQUIRE(fence != std::string::npos);
-  const std::string tail = prompt.substr(fence);
-  CHECK(tail ==
-        "\n\n```json\n{\"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\", "
-        "\"findings\": [\"<finding>\", ...]}\n```");
-  // The read-only line, then the contract line, right before it.
-  const size_t read_only = prompt.rfind("You are a read-only checker");
-  CHECK(prompt.find('\n', read_only) < fence);
-  CHECK(prompt.find('\n', prompt.find('\n', read_only) + 1) == fence);
+  // packages/devflow-agent-gate/src/index.ts checkerPrompt (03a5e791): 365 bytes from the
+  // blank line before the read-only sentence to the closing fence.
+  const std::string contract =
+      "\n\nJudge only against the instruction above. You are a read-only checker: do not call "
+      "any\ndevflow mutation tool or any file-writing tool; your verdict is your only "
+      "deliverable.\nEnd your reply with exactly one fenced JSON block of this shape:\n\n"
+      "```json\n{ \"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\", "
+      "\"findings\": [\"<one item per defect or confirmation>\"] }\n```";
+  CHECK(contract.size() == 365);
+  REQUIRE(prompt.size() > contract.size());
+  CHECK(prompt.substr(prompt.size() - contract.size()) == contract);
 }
 
 TEST_CASE("a nonce adds a sentence asking for it and a nonce property in the shape line") {
   PromptParts parts = SampleParts();
   parts.nonce = "c0ffee-42";
   const std::string prompt = AssemblePrompt(parts);
-  CHECK(Contains(prompt, "Include \"nonce\": \"c0ffee-42\" in that block."));
-  CHECK(Contains(prompt, "\"findings\": [\"<finding>\", ...], \"nonce\": \"c0ffee-42\"}\n```"));
+  const std::string contract =
+      "\n\nJudge only against the instruction above. You are a read-only checker: do not call "
+      "any\ndevflow mutation tool or any file-writing tool; your verdict is your only "
+      "deliverable.\nEnd your reply with exactly one fenced JSON block of this shape: Include "
+      "\"nonce\": \"c0ffee-42\" in that block.\n\n```json\n{ \"verdict\": \"allow\" | "
+      "\"veto\", \"summary\": \"<one line>\", \"findings\": [\"<one item per defect or "
+      "confirmation>\"], \"nonce\": \"c0ffee-42\" }\n```";
+  REQUIRE(prompt.size() > contract.size());
+  CHECK(prompt.substr(prompt.size() - contract.size()) == contract);
   CheckRoundTrip(parts);
 }
 

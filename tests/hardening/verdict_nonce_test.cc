@@ -120,10 +120,10 @@ TEST_CASE("with verdictNonce a real checker that copies the nonce into its block
   REQUIRE(recording.requests.size() == 1);
   const std::string nonce = NonceOf(recording.requests[0].prompt);
   CHECK(std::regex_match(nonce, std::regex("[0-9a-f]{32}")));
-  CHECK(recording.requests[0].prompt.find("```json\n{\"verdict\": \"allow\" | \"veto\", "
-                                          "\"summary\": \"<one line>\", \"findings\": "
-                                          "[\"<finding>\", ...], \"nonce\": \"" +
-                                          nonce + "\"}\n```") != std::string::npos);
+  CHECK(recording.requests[0].prompt.find(
+            "```json\n{ \"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\", "
+            "\"findings\": [\"<one item per defect or confirmation>\"], \"nonce\": \"" +
+            nonce + "\" }\n```") != std::string::npos);
 }
 
 TEST_CASE("the built-in grounding checker echoes the nonce, so a grounded move is admitted") {
