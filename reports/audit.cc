@@ -1,5 +1,6 @@
 #include "reports/audit.h"
 #include "host/json_depth.h"
+#include "host/terminal.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -354,7 +355,7 @@ int ReportsShow(const OperatorContext& ctx, const std::string& what, std::ostrea
     err << "devflow-gate: reports show: " << text.status().message() << "; check its permissions\n";
     return 1;
   }
-  out << *text;
+  out << TerminalSafe(*text, /*keep_lines=*/true);  // the file keeps the checker's bytes
   return 0;
 }
 

@@ -18,19 +18,9 @@ Status CheckReportDir(FileSystem& fs, const std::string& workspace, const std::s
   return Status::Ok();
 }
 
-namespace {
-// The checker's summary and findings are one line each in the report: line breaks and other
-// control characters become spaces, so a finding cannot forge a heading or a field.
-std::string OneLine(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) c = ' ';
-  }
-  return out;
-}
-}  // namespace
-
+// writeReport (reference §4.8): the summary and findings verbatim, as the checker gave them;
+// upstream writes them so, and the report is evidence. A terminal only ever sees a report
+// through TerminalSafe (host/terminal.h).
 std::string RenderVetoReport(const VetoReportFacts& facts) {
   std::string inputs;
   for (const auto& input : facts.checked_inputs) {
@@ -51,14 +41,14 @@ std::string RenderVetoReport(const VetoReportFacts& facts) {
   out += "\n";
   out += "## Summary\n";
   out += "\n";
-  out += OneLine(facts.summary) + "\n";
+  out += facts.summary + "\n";
   out += "\n";
   out += "## Findings\n";
   out += "\n";
   if (facts.findings.empty()) {
     out += "The checker listed no individual findings.\n";
   } else {
-    for (const auto& finding : facts.findings) out += "- " + OneLine(finding) + "\n";
+    for (const auto& finding : facts.findings) out += "- " + finding + "\n";
   }
   // Upstream joins the lines (the last one empty) with '\n': one trailing newline, no blank line.
   return out;

@@ -40,7 +40,7 @@ Status CheckReportDir(FileSystem& fs, const std::string& workspace, const std::s
 ///   - revision: <rev>
 ///   - checked inputs: <kind:rev, …> | none
 ///   - at: <at>
-///   [- sandbox: <level>]
+///   [- sandbox: <level>]   (our one addition to upstream's report)
 ///   (blank)
 ///   ## Summary
 ///   (blank)
@@ -50,6 +50,8 @@ Status CheckReportDir(FileSystem& fs, const std::string& workspace, const std::s
 ///   (blank)
 ///   - <finding>…   | The checker listed no individual findings.
 ///   (blank)
+/// Byte-identical to upstream's writeReport apart from the sandbox line: the summary and
+/// findings are written verbatim (line breaks and control characters included).
 std::string RenderVetoReport(const VetoReportFacts& facts);
 
 }  // namespace devflow

@@ -25,6 +25,7 @@
 #include "host/os.h"
 #include "host/server/server.h"
 #include "host/store.h"
+#include "host/terminal.h"
 #include "host/warnings.h"
 #include "reports/audit.h"
 
@@ -82,14 +83,7 @@ std::optional<Actor> ParseActor(const std::string& text) {
 
 // Human text on a terminal: a checker's words must not carry escape sequences or line breaks
 // into it (the journal and --json keep them verbatim, escaped).
-std::string Terminal(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) c = ' ';
-  }
-  return out;
-}
+std::string Terminal(const std::string& text) { return TerminalSafe(text); }
 
 int Fail(const std::string& message, int code = kExitUsage) {
   std::cerr << "devflow-gate: " << message << "\n";

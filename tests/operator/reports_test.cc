@@ -47,8 +47,8 @@ TEST_CASE("reports list prints each report's card, edge, revision, at and summar
 }
 
 TEST_CASE(
-    "reports list --json gives path, card, edge, revision, at and the summary (one line in the "
-    "report)") {
+    "reports list --json gives path, card, edge, revision, at and the summary as the report "
+    "holds it") {
   OperatorRoot r;
   std::string a = WriteReport(r.ReportDir(), Facts("0001-a", 7, "two lines\nof summary"));
   Spit(r.ReportDir() + "/0009-z-designing-ready-r1.md", "# something else\n");
@@ -65,7 +65,7 @@ TEST_CASE(
                {"edge", "designing->ready"},
                {"revision", 7},
                {"at", kT0},
-               {"summary", "two lines of summary"}},
+               {"summary", "two lines\nof summary"}},
               {{"path", r.ReportDir() + "/0009-z-designing-ready-r1.md"},
                {"problem",
                 "it does not start with \"# Agent check veto: card <id>, edge <edge>\""}}}},
@@ -131,6 +131,16 @@ TEST_CASE("reports show prints a report named by its bare file name, byte for by
   Ran by_path = RunOp(RunReportsCommand, {"show", a}, r.Ctx());
   CHECK(by_path.code == 0);
   CHECK(by_path.out == ran.out);
+}
+
+TEST_CASE("reports show prints a checker's escape sequences as spaces; the file keeps them") {
+  OperatorRoot r;
+  std::string a = WriteReport(r.ReportDir(), Facts("0001-a", 7, "red\x1b[31m\x07 text\nline 2"));
+  CHECK(Slurp(a).value_or("").find("red\x1b[31m\x07 text\nline 2\n") != std::string::npos);
+  Ran ran = RunOp(RunReportsCommand, {"show", a}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(ran.out.find('\x1b') == std::string::npos);
+  CHECK(ran.out.find("\nred [31m  text\nline 2\n") != std::string::npos);
 }
 
 TEST_CASE("reports show refuses a path outside the report dirs, also through ..") {
