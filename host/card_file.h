@@ -17,12 +17,13 @@ namespace devflow {
 /// `stage_revision` are the projection, kept as the raw scalar text for drift warnings.
 struct CardFile {
   std::string title;
-  std::string body;                           // Markdown below the front matter, trimmed
-  std::optional<std::string> stage;           // front-matter `stage`, a valid location name
+  std::string body;                  // Markdown below the front matter, trimmed with JS String#trim
+  std::optional<std::string> stage;  // front-matter `stage`, a valid location name
   std::optional<std::string> stage_revision;  // front-matter `stageRevision`, raw scalar text
 };
 
-/// Parses card.md: first line `---` (trailing whitespace tolerated), a YAML mapping up to the
+/// Parses card.md as upstream reads it (after UTF-8 decoding: an ill-formed byte is U+FFFD):
+/// first line `---` (trailing whitespace tolerated), a YAML mapping up to the
 /// next `---` line, then the body. Errors (code "corrupt", message `<path>: <problem>`):
 /// no front-matter block, invalid YAML, not a mapping, missing/empty `title`, a `stage` that
 /// is not a location.
@@ -53,11 +54,13 @@ Result<std::string> RenderProjection(std::string_view path, std::string_view raw
 std::string NewCardFile(std::string_view title, std::string_view body,
                         const Projection& projection);
 
-/// A YAML scalar for `s`: plain when plain YAML reads back the same string, else
-/// double-quoted with escapes (non-ASCII stays literal).
-std::string YamlScalar(std::string_view s);
-
-/// JS String#trim for the ASCII whitespace set (space, \t, \n, \r, \v, \f).
-std::string_view TrimAscii(std::string_view s);
+/// One `key: value` front-matter entry for a string value, as the TypeScript store writes it
+/// (`yaml` 2.9 `YAML.stringify` defaults, a top-level block-mapping key): plain when a YAML 1.2
+/// core-schema reader reads it back as the same string and it fits, double-quoted when it holds
+/// control characters or would read as a number, bool or null (`"+1"`, `"true"`),
+/// single-quoted when it holds `"` but no `'`, a `|-`/`>-` block when multi-line, folded
+/// onto `  `-indented continuation lines past 80 columns (columns in UTF-16 code units). No
+/// trailing newline. Ill-formed UTF-8 in `value` is written as U+FFFD.
+std::string YamlPair(std::string_view key, std::string_view value);
 
 }  // namespace devflow

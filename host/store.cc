@@ -2,10 +2,14 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <thread>
 
 #include "host/card_file.h"
+#include "host/utf8.h"
 
 namespace devflow {
 namespace {
@@ -53,16 +57,50 @@ Card CardOf(const std::string& root, const std::string& id, const std::string& d
   return c;
 }
 
-// The leading sequence number of a card directory name, or 0.
-int64_t SequenceOf(const std::string& name) {
+// Card sequence numbers are JavaScript numbers upstream (nextSequence in
+// packages/devflow-filesystem/src/index.ts): the digits before the first '-' of every card
+// directory are read with Number.parseInt(…, 10) (a double, correctly rounded; more digits
+// than a double holds give Infinity), the highest plus one is printed with String() and padded
+// to four digits. Doing the same arithmetic keeps both hosts allocating the same next id.
+
+// The numeric prefix of a directory name as upstream's /^([0-9]+)-/ reads it, or nullopt.
+std::optional<double> SequenceOf(const std::string& name) {
   size_t i = 0;
   while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
-  if (i == 0 || i >= name.size() || name[i] != '-' || i > 15) return 0;
-  return std::stoll(name.substr(0, i));
+  if (i == 0 || i >= name.size() || name[i] != '-') return std::nullopt;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + i, value);
+  if (ec == std::errc::result_out_of_range) return std::numeric_limits<double>::infinity();
+  if (ec != std::errc() || end != name.data() + i) return std::nullopt;
+  return value;
 }
 
-std::string Padded(int64_t seq) {
-  std::string s = std::to_string(seq);
+// Number.prototype.toString() (radix 10) of a non-negative integral double, or of Infinity
+// (ECMA-262 Number::toString): the shortest round-trip digits, written out in full below 1e21
+// and in exponent form (`1e+21`, `1.5e+22`) from there on.
+std::string JsNumberString(double value) {
+  if (std::isinf(value)) return "Infinity";
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
+  const std::string sci(buf, ec == std::errc() ? end : buf);
+  const size_t e = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e)) {
+    if (c != '.') digits += c;
+  }
+  const int exponent = std::stoi(sci.substr(e + 1));
+  if (exponent < 21) {
+    digits.resize(static_cast<size_t>(exponent) + 1, '0');
+    return digits;
+  }
+  std::string out(1, digits[0]);
+  if (digits.size() > 1) out += "." + digits.substr(1);
+  return out + "e+" + std::to_string(exponent);
+}
+
+// String(sequence).padStart(4, '0').
+std::string Padded(double sequence) {
+  std::string s = JsNumberString(sequence);
   if (s.size() < 4) s.insert(0, 4 - s.size(), '0');
   return s;
 }
@@ -292,7 +330,7 @@ Result<std::vector<Card>> Store::List() const {
 }
 
 Result<Card> Store::Create(const CreateRequest& request) {
-  if (TrimAscii(request.title).empty()) {
+  if (JsTrim(request.title).empty()) {
     return Refuse("empty-title", "a card requires a non-empty title; pass --title");
   }
   std::string slug = request.slug ? *request.slug : SlugFromTitle(request.title);
@@ -306,24 +344,44 @@ Result<Card> Store::Create(const CreateRequest& request) {
 
   std::string id;
   for (int attempt = 0; attempt < kCreateAttempts && id.empty(); ++attempt) {
-    int64_t highest = 0;
+    double highest = 0;
+    auto consider = [&](const std::string& dir, const std::string& name) -> Status {
+      const std::optional<double> seq = SequenceOf(name);
+      if (!seq || !(*seq > highest)) return Status::Ok();
+      auto kind = fs_.Kind(JoinPath(dir, name));  // upstream counts directories only
+      if (!kind.ok()) return kind.status();
+      if (*kind == FileKind::kDir) highest = *seq;
+      return Status::Ok();
+    };
     auto active = fs_.ListDir(tasks);
     if (!active.ok()) return active.status();
-    for (const std::string& name : *active) highest = std::max(highest, SequenceOf(name));
+    for (const std::string& name : *active) {
+      if (Status s = consider(tasks, name); !s.ok()) return s;
+    }
     std::string archive = JoinPath(root_, "archive");
     auto months = fs_.ListDir(archive);
     if (!months.ok() && !IsAbsent(months.status())) return months.status();
     if (months.ok()) {
       for (const std::string& month : *months) {
-        auto filed = fs_.ListDir(JoinPath(archive, month));
+        const std::string bucket = JoinPath(archive, month);
+        auto filed = fs_.ListDir(bucket);
         if (!filed.ok()) {
           if (IsAbsent(filed.status())) continue;
           return filed.status();
         }
-        for (const std::string& name : *filed) highest = std::max(highest, SequenceOf(name));
+        for (const std::string& name : *filed) {
+          if (Status s = consider(bucket, name); !s.ok()) return s;
+        }
       }
     }
     std::string candidate = Padded(highest + 1) + "-" + slug;
+    if (!IsValidCardId(candidate)) {
+      // From 1e21 on, String() writes an exponent (or "Infinity"): upstream would create a
+      // directory that neither host lists. Refuse instead of hiding a card.
+      return Status::Error("corrupt", "the next card sequence after " + JsNumberString(highest) +
+                                          " in " + tasks + " is " + Padded(highest + 1) +
+                                          ", which is not a card id; renumber the cards");
+    }
     Status made = fs_.CreateDirExclusive(JoinPath(tasks, candidate));
     if (made.ok()) {
       id = candidate;
@@ -362,7 +420,7 @@ Result<Card> Store::Create(const CreateRequest& request) {
     warnings_.Warn("devflow: failed to write the projection for card " + id + ": " + s.message() +
                    "; the journal remains authoritative");
   }
-  return CardOf(root_, id, dir, std::move(state), title, std::string(TrimAscii(request.body)));
+  return CardOf(root_, id, dir, std::move(state), title, std::string(JsTrim(request.body)));
 }
 
 Status Store::WithCommitLock(const std::string& id, const std::string& action_hint,
@@ -486,7 +544,7 @@ Result<Card> Store::CommitTransition(const TransitionCommit& commit) {
       return Refuse("illegal-edge", "card " + id + " cannot move from " +
                                         Q(LocationName(settled->stage)) + " to " + Q(to));
     }
-    if (IsReworkEdge(settled->stage, commit.to) && (!reason || TrimAscii(*reason).empty())) {
+    if (IsReworkEdge(settled->stage, commit.to) && (!reason || JsTrim(*reason).empty())) {
       return Refuse("reason-required",
                     "reworking card " + id + " from " + Q(LocationName(settled->stage)) +
                         " back to " + Q(to) +

@@ -65,27 +65,6 @@ TEST_CASE("a new card file quotes the title only when YAML needs it") {
         "---\ntitle: x\nstage: draft\nstageRevision: 1\nserviceClass: express\n---\n\nb\n");
 }
 
-TEST_CASE("YAML scalars stay strings when read back") {
-  CHECK(YamlScalar("Login page") == "Login page");
-  CHECK(YamlScalar("Zoë's café 東京") == "Zoë's café 東京");
-  CHECK(YamlScalar("yes") == "\"yes\"");
-  CHECK(YamlScalar("null") == "\"null\"");
-  CHECK(YamlScalar("2026-09-16") == "\"2026-09-16\"");
-  CHECK(YamlScalar("123") == "\"123\"");
-  CHECK(YamlScalar("- item") == "\"- item\"");
-  CHECK(YamlScalar("#1 bug") == "\"#1 bug\"");
-  CHECK(YamlScalar("a # b") == "\"a # b\"");
-  CHECK(YamlScalar(" pad") == "\" pad\"");
-  CHECK(YamlScalar("say \"hi\"\n\\") == "\"say \\\"hi\\\"\\n\\\\\"");
-  CHECK(YamlScalar("") == "\"\"");
-  for (std::string t : {"yes", "123", "- item", "#1 bug", "a # b", "say \"hi\"\n\\", "Fix: it",
-                        "{x}", "tab\there", "\x01"}) {
-    auto c = ParseCardFile("/c", "---\ntitle: " + YamlScalar(t) + "\n---\n");
-    REQUIRE(c.ok());
-    CHECK(c->title == t);
-  }
-}
-
 TEST_CASE("the projection rewrite keeps unrelated front matter and the body byte for byte") {
   const std::string raw =
       "---\n"

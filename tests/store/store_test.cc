@@ -140,6 +140,53 @@ TEST_CASE("create continues the sequence over active and archived cards and neve
   CHECK(b.Create("Big one").id == "12346-big-one");
 }
 
+// Expected ids measured with node 20: String(Number.parseInt(prefix, 10) + 1).padStart(4, '0'),
+// upstream's nextSequence.
+TEST_CASE("create allocates the next sequence as upstream's JavaScript number arithmetic does") {
+  struct Case {
+    const char* existing;
+    const char* next;
+  };
+  const Case cases[] = {
+      {"1000000000000000-big", "1000000000000001-next"},
+      {"0000000007-padded", "0008-next"},
+      {"9007199254740992-max", "9007199254740992-next"},   // 2^53 + 1 rounds back to 2^53
+      {"9007199254740993-over", "9007199254740992-next"},  // parsed as 2^53
+      {"99999999999999999-nines", "100000000000000000-next"},
+      {"123456789012345678901-wide", "123456789012345680000-next"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.existing);
+    Board b;
+    b.fs.CreateDirs(b.tmp / (std::string(".devflow/tasks/") + c.existing));
+    CHECK(b.Create("Next").id == c.next);
+  }
+}
+
+TEST_CASE("create counts only directories, and refuses a sequence String() writes as exponent") {
+  Board b;
+  b.fs.CreateDirs(b.tmp / ".devflow/tasks");
+  Spit(b.tmp / ".devflow/tasks/0099-a-file", "not a card\n");
+  CHECK(b.Create("One").id == "0001-one");
+  // Upstream would create "1e+21-next", which no scan lists. (Infinity would need more digits
+  // than a file name holds.)
+  const std::pair<std::string, std::string> big_cases[] = {
+      {std::string(21, '9'), "is 1e+21, which is not a card id"},
+      {"1" + std::string(30, '0'), "is 1e+30, which is not a card id"},
+  };
+  for (const auto& [prefix, why] : big_cases) {
+    CAPTURE(prefix);
+    Board big;
+    REQUIRE(big.fs.CreateDirs(big.tmp / (".devflow/tasks/" + prefix + "-big")).ok());
+    CreateRequest r;
+    r.title = "Next";
+    auto made = big.store.Create(r);
+    REQUIRE_FALSE(made.ok());
+    CHECK(made.status().code() == "corrupt");
+    CHECK(made.status().message().find(why) != std::string::npos);
+  }
+}
+
 TEST_CASE("create rejects a blank title and an invalid slug") {
   Board b;
   CreateRequest r;
