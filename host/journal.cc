@@ -1,5 +1,6 @@
 #include "host/journal.h"
 #include "host/json_depth.h"
+#include "host/utf8.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -106,12 +107,8 @@ std::optional<Location> LocationField(const Json* v) {
   return ParseLocation(v->get_ref<const std::string&>());
 }
 
-bool IsBlank(std::string_view s) {
-  for (char c : s) {
-    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') return false;
-  }
-  return true;
-}
+// JS `s.trim().length === 0`: upstream skips such journal lines and refuses such reasons.
+bool IsBlank(std::string_view s) { return JsTrim(s).empty(); }
 
 JournalEntry DecodeEntry(const Json& value) {
   if (!value.is_object()) Fail("journal entry must be a JSON object");
@@ -383,9 +380,15 @@ Result<JournalEntry> DecodeJournalLine(std::string_view line) {
     return Status::Error("corrupt", "the line nests deeper than " + std::to_string(kMaxJsonDepth) +
                                         " levels; no journal entry does");
   }
+  // JSON.parse refuses a byte-order mark (nlohmann would skip it), and reads what
+  // readFile decoded: U+FFFD for ill-formed bytes, lone surrogate escapes kept (as U+FFFD here).
+  if (line.substr(0, 3) == "\xEF\xBB\xBF") {
+    return Status::Error("corrupt", "invalid JSON: a byte-order mark starts the line");
+  }
+  const std::string text = JsonTextAsJsReadsIt(line);
   Json value;
   try {
-    value = Json::parse(line.begin(), line.end());
+    value = Json::parse(text.begin(), text.end());
   } catch (const Json::exception& e) {
     return Status::Error("corrupt", "invalid JSON: " + StripJsonExceptionPrefix(e.what()));
   }
