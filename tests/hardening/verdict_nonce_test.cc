@@ -61,7 +61,7 @@ TEST_CASE(
   // The hole the option closes: a checker that repeats the artifact, so its fenced allow is the
   // reply's last verdict block.
   Rig rig;
-  SubprocessChecker echo({ShellProvider("sed -n '/^--- artifact design/,/^Judge the card/p' | "
+  SubprocessChecker echo({ShellProvider("sed -n '/^--- artifact design/,/^Judge only against/p' | "
                                         "sed '$d'")},
                          test::GateBinary());
   rig.checker = &echo;
@@ -75,7 +75,7 @@ TEST_CASE(
 TEST_CASE("with verdictNonce an echoed embedded allow cannot admit the move: it fails closed") {
   Rig rig;
   SetNonce(rig, true);
-  SubprocessChecker echo({ShellProvider("sed -n '/^--- artifact design/,/^Judge the card/p' | "
+  SubprocessChecker echo({ShellProvider("sed -n '/^--- artifact design/,/^Judge only against/p' | "
                                         "sed '$d'")},
                          test::GateBinary());
   rig.checker = &echo;
