@@ -5,6 +5,7 @@
 #include "host/os.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -64,17 +65,33 @@ struct __attribute__((packed)) LandlockPathBeneathAttr {
   int32_t parent_fd;
 };
 
-int LandlockAbi() {
-  long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
-  return abi > 0 ? static_cast<int>(abi) : 0;
-}
-
-bool SeccompFilterAvailable() {
-  uint32_t action = SECCOMP_RET_ERRNO;
-  return ::syscall(__NR_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
-}
-
 std::string ErrorText(int err) { return std::system_category().message(err); }
+
+// The test seam of ProbeSandbox: the syscall is answered as a kernel without Landlock would.
+bool LandlockHidden() {
+  const char* hide = std::getenv("DEVFLOW_GATE_TEST_NO_LANDLOCK");
+  return hide && std::string(hide) == "1";
+}
+
+// Landlock ABI version, or 0 with `*problem` set.
+int LandlockAbi(std::string* problem) {
+  long abi = -1;
+  if (LandlockHidden()) {
+    errno = ENOSYS;
+  } else {
+    abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
+  }
+  if (abi > 0) return static_cast<int>(abi);
+  *problem = "landlock_create_ruleset: " + ErrorText(abi < 0 ? errno : EOPNOTSUPP);
+  return 0;
+}
+
+bool SeccompFilterAvailable(std::string* problem) {
+  uint32_t action = SECCOMP_RET_ERRNO;
+  if (::syscall(__NR_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0) return true;
+  *problem = "seccomp(SECCOMP_GET_ACTION_AVAIL): " + ErrorText(errno);
+  return false;
+}
 
 Status SandboxError(const std::string& step, int err) {
   return Status::Error("sandbox", step + ": " + ErrorText(err));
@@ -190,7 +207,7 @@ std::string ProbeKey(const std::string& bwrap) {
          " clone=" + ReadSmall("/proc/sys/kernel/unprivileged_userns_clone") + "\n";
 }
 
-bool BwrapWorksRemembered(const std::string& bwrap) {
+bool BwrapWorksRemembered(const std::string& bwrap, bool remember) {
   const std::string file = ProbeCacheFile();
   const std::string key = ProbeKey(bwrap);
   if (!file.empty() && !key.empty()) {
@@ -198,21 +215,38 @@ bool BwrapWorksRemembered(const std::string& bwrap) {
     if (seen.ok() && *seen == key) return true;
   }
   if (!BwrapWorks(bwrap)) return false;
-  if (!file.empty() && !key.empty() && RealFileSystem().CreateDirs(ParentPath(file)).ok()) {
+  if (remember && !file.empty() && !key.empty() &&
+      RealFileSystem().CreateDirs(ParentPath(file)).ok()) {
     (void)RealFileSystem().WriteFileAtomic(file, key);  // best effort: next run probes again
   }
   return true;
 }
 
-SandboxSupport Probe(const std::string& bwrap_program) {
+SandboxSupport Probe(const std::string& bwrap_program, const ProbeOptions& options) {
   SandboxSupport support;
-  if (!bwrap_program.empty()) {
+  if (bwrap_program.empty()) {
+    support.bwrap_problem = "not used (no bubblewrap program configured)";
+  } else {
     std::string bwrap = FindProgram(bwrap_program);
-    if (!bwrap.empty() && BwrapWorksRemembered(bwrap)) support.bwrap = bwrap;
+    if (bwrap.empty()) {
+      support.bwrap_problem =
+          "\"" + bwrap_program + "\" is not " +
+          (bwrap_program.find('/') == std::string::npos ? std::string("on PATH")
+                                                        : std::string("an executable file"));
+    } else if (BwrapWorksRemembered(bwrap, options.remember)) {
+      support.bwrap = bwrap;
+    } else {
+      support.bwrap_problem = "`" + bwrap + " ... /bin/true` did not exit 0";
+    }
     support.env = FindProgram("env");
   }
-  support.landlock_abi = LandlockAbi();
-  support.seccomp = SeccompFilterAvailable();
+  std::string landlock_problem, seccomp_problem;
+  support.landlock_abi = LandlockAbi(&landlock_problem);
+  support.seccomp = SeccompFilterAvailable(&seccomp_problem);
+  support.fallback_problem = landlock_problem;
+  if (!seccomp_problem.empty()) {
+    support.fallback_problem += (support.fallback_problem.empty() ? "" : "; ") + seccomp_problem;
+  }
   return support;
 }
 
@@ -273,13 +307,25 @@ Result<std::vector<uint64_t>> BuildSeccompFilter(bool network) {
 
 }  // namespace
 
-const SandboxSupport& ProbeSandbox(const std::string& bwrap_program) {
+const SandboxSupport& ProbeSandbox(const std::string& bwrap_program, const ProbeOptions& options) {
   static std::mutex mutex;
   static std::map<std::string, SandboxSupport> probed;  // never shrinks: references stay valid
+  const char* path = std::getenv("PATH");
+  const std::string key =
+      bwrap_program + '\0' + (path ? path : "") + '\0' + (LandlockHidden() ? "no-landlock" : "");
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = probed.find(bwrap_program);
-  if (found == probed.end()) found = probed.emplace(bwrap_program, Probe(bwrap_program)).first;
+  auto found = probed.find(key);
+  if (found == probed.end()) found = probed.emplace(key, Probe(bwrap_program, options)).first;
   return found->second;
+}
+
+std::string NoSandboxProblem(const SandboxSupport& support, const std::string& provider) {
+  return "no sandbox is usable for provider \"" + provider +
+         "\": bubblewrap: " + (support.bwrap_problem.empty() ? "usable" : support.bwrap_problem) +
+         "; Landlock + seccomp: " +
+         (support.fallback_problem.empty() ? "usable" : support.fallback_problem) +
+         ". Install bubblewrap (apt-get install bubblewrap), or set `sandbox: off` on provider \"" +
+         provider + "\" to run its checker unconfined";
 }
 
 SandboxKind ChooseSandbox(const SandboxSupport& support, bool provider_off) {
@@ -391,6 +437,39 @@ Result<ChildConfinement> ChildConfinement::Landlock(const ResourceLimits& limits
   return c;
 }
 
+namespace {
+
+// Every capability gone for good (async-signal-safe: raw prctl/capget/capset). Without
+// CAP_SYS_PTRACE, and with permitted caps that are not a superset of the target's, the kernel
+// refuses /proc/<pid>/environ, /proc/<pid>/mem and ptrace of every process that is
+// non-dumpable (the host) or holds capabilities (root's processes), measured on this machine;
+// NO_NEW_PRIVS (set before) keeps exec from granting them back, even to uid 0.
+int DropAllCapabilities() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return errno;
+  bool any = false;
+  for (const auto& d : data) any = any || d.effective || d.permitted || d.inheritable;
+  if (any) {
+    for (int cap = 0; cap < 64; ++cap) {
+      // EINVAL: beyond this kernel's last capability. EPERM: no CAP_SETPCAP left to drop it
+      // with, which only happens to an already capability-less process (checked below).
+      if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM) {
+        return errno;
+      }
+    }
+  }
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+    return errno;
+  }
+  __user_cap_data_struct none[2] = {};
+  header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  if (::syscall(SYS_capset, &header, none) != 0) return errno;
+  return 0;
+}
+
+}  // namespace
+
 int ChildConfinement::ApplyInChild() const {
   // Never above the inherited hard limit (raising it would fail without privilege).
   auto limit = [](int resource, uint64_t soft, uint64_t hard) {
@@ -412,6 +491,7 @@ int ChildConfinement::ApplyInChild() const {
   if (ruleset_fd_ < 0 && filter_.empty()) return 0;
 
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  if (int cap_err = DropAllCapabilities()) return cap_err;
   if (ruleset_fd_ >= 0 && ::syscall(__NR_landlock_restrict_self, ruleset_fd_, 0) != 0) return errno;
   if (!filter_.empty()) {
     sock_fprog prog{};

@@ -5,7 +5,8 @@
 //  - "landlock-abi<N>+seccomp": in the child before exec, Landlock allows writes only under the
 //    scratch dir and /dev/null (TCP bind/connect denied at ABI >= 4) and a seccomp filter denies
 //    non-AF_UNIX sockets (EACCES) and io_uring (ENOSYS);
-//  - "none": neither is usable.
+//  - "none": neither is usable. A check at this level does not run: it is a fault naming the
+//    fix (issue 7 item 6); only `sandbox: off` on the provider runs a checker unconfined.
 // Resource limits (RLIMIT_CPU from the deadline, RLIMIT_FSIZE, RLIMIT_NOFILE) apply at every
 // level. This header is plain C++ (no Linux uapi headers).
 #pragma once
@@ -24,26 +25,50 @@ struct SandboxSupport {
   std::string env;       // absolute path of env(1), which unsets bubblewrap's PWD; may be empty
   int landlock_abi = 0;  // Landlock ABI version from landlock_create_ruleset; 0: unavailable
   bool seccomp = false;  // seccomp filter mode with SECCOMP_RET_ERRNO is available
+  /// Why bubblewrap is unusable (empty when usable), e.g. `"bwrap" is not on PATH`.
+  std::string bwrap_problem;
+  /// Why the Landlock + seccomp fallback is unusable (empty when usable), e.g.
+  /// `landlock_create_ruleset: Function not implemented`.
+  std::string fallback_problem;
+};
+
+/// How ProbeSandbox may touch the disk: a positive bubblewrap probe is remembered in
+/// `$XDG_CACHE_HOME/devflow-gate/bwrap-probe` (else `$HOME/.cache/...`) when `remember` is
+/// true; `--dry-run` and `config check` pass false and write nothing (issue 7 item 12). The
+/// cache is read either way.
+struct ProbeOptions {
+  bool remember = true;
 };
 
 /// Probes (and caches for the life of the process, thread-safe) the confinement available.
 /// `bwrap_program` is a name searched on $PATH or a path; empty skips bubblewrap entirely (the
 /// fallback is then probed as if bubblewrap were missing). Bubblewrap counts as usable when
 /// `bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent --new-session
-/// --cap-drop ALL -- /bin/true` exits 0 within 10 s.
-const SandboxSupport& ProbeSandbox(const std::string& bwrap_program);
+/// --cap-drop ALL -- /bin/true` exits 0 within 10 s. The result is cached per (program, $PATH,
+/// test seam); the test seam DEVFLOW_GATE_TEST_NO_LANDLOCK=1 makes the Landlock probe fail as
+/// on a kernel without Landlock (ENOSYS), through the same code path: it can only turn a
+/// level into a fault, never weaken one.
+const SandboxSupport& ProbeSandbox(const std::string& bwrap_program,
+                                   const ProbeOptions& options = {});
 
 /// How one checker is confined.
 enum class SandboxKind { kOff, kNone, kBwrap, kLandlock };
 
 /// The kind applied for `support`: kOff when the provider asked for `sandbox: off`, else
 /// kBwrap when bubblewrap is usable, else kLandlock when Landlock and seccomp both are, else
-/// kNone.
+/// kNone (which never runs a checker: see NoSandboxProblem).
 SandboxKind ChooseSandbox(const SandboxSupport& support, bool provider_off);
 
 /// The level name recorded in replies and reports: "off", "none", "bwrap" or
 /// "landlock-abi<N>+seccomp" (N = `landlock_abi`).
 std::string SandboxLevelName(SandboxKind kind, int landlock_abi);
+
+/// The fault text for a provider whose checks would run at level "none": what is missing and
+/// the two fixes, e.g. `no sandbox is usable for provider "review": bubblewrap: "bwrap" is not
+/// on PATH; Landlock + seccomp: landlock_create_ruleset: Function not implemented. Install
+/// bubblewrap (apt-get install bubblewrap), or set `sandbox: off` on provider "review" to run
+/// its checker unconfined`.
+std::string NoSandboxProblem(const SandboxSupport& support, const std::string& provider);
 
 /// The mounts of a bubblewrap-confined checker. Paths are absolute and canonical.
 struct BwrapSpec {
@@ -99,8 +124,11 @@ class ChildConfinement {
   static Result<ChildConfinement> Landlock(const ResourceLimits& limits, int landlock_abi,
                                            const std::string& scratch, bool network);
 
-  /// In the child: setrlimit, then (Landlock level) PR_SET_NO_NEW_PRIVS, landlock_restrict_self
-  /// and the seccomp filter. Async-signal-safe. Returns 0 or the errno of the failed step.
+  /// In the child: setrlimit, then (Landlock level) PR_SET_NO_NEW_PRIVS, every capability
+  /// dropped (bounding set, ambient, effective/permitted/inheritable: so a root host's checker
+  /// cannot read /proc/<pid>/environ or mem of any process that holds capabilities, or of any
+  /// non-dumpable one, issue 7 item 5), landlock_restrict_self and the seccomp filter.
+  /// Async-signal-safe. Returns 0 or the errno of the failed step.
   int ApplyInChild() const;
 
  private:

@@ -8,10 +8,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +22,7 @@
 #include <algorithm>
 #include <array>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/writable_pipe.hpp>
@@ -32,15 +36,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <system_error>
 #include <thread>
 #include <utility>
 
 #include "checker/sandbox.h"
+#include "host/interrupt.h"
 
 namespace devflow {
 namespace {
@@ -81,15 +86,191 @@ struct ResetSignals {
   }
 };
 
-// The checker dies with the host (cpp-notes §1.5 item 6); getppid() closes the race where the
-// host died before prctl ran.
-struct DieWithHost {
-  pid_t host_pid;
+// The checker dies with its reaper (cpp-notes §1.5 item 6); getppid() closes the race where
+// the reaper died before prctl ran. `parent` is written by the Reaper in its own memory just
+// before it forks the checker, so the checker's copy holds the reaper's pid.
+struct DieWithParent {
+  const pid_t* parent;
   template <class Launcher>
   bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return {errno, bp2::system_category()};
-    if (::getppid() != host_pid) return {ESRCH, bp2::system_category()};
+    if (::getppid() != *parent) return {ESRCH, bp2::system_category()};
     return {};
+  }
+};
+
+// ---- The reaper: one per check, a fork of the host that never execs (issue 7 item 7) ----
+//
+// The launched process is the reaper R; it becomes a child subreaper (PR_SET_CHILD_SUBREAPER)
+// and forks the checker C, which goes on through the remaining initializers and execs. Every
+// process C starts, setsid or double-forked or not, is R's descendant, and an orphan among them
+// is re-parented to R instead of PID 1. R waits (poll) on C's pidfd and on the control pipe:
+//  - C exits, or the control pipe gives a byte or EOF (the host asks, or the host is gone):
+//    R SIGKILLs C's group and then every child it has (the kernel's list in
+//    /proc/self/task/<R>/children: orphans land there), reaps, and repeats until it has no
+//    child left (waitid ECHILD);
+//  - R then ends with C's wait status (the same exit code, or the same signal).
+// So when the host sees R exit, nothing the checker started is running. R is in its own
+// process group and ignores the job-control signals: the terminal's ^C reaches the host,
+// which asks R through the pipe. Only async-signal-safe calls (raw syscalls) run in R.
+struct ReaperFds {
+  int control = -1;  // read end: a byte or EOF means "kill the tree now"
+  int report = -1;   // write end: R writes C's pid (a pid_t) once C is forked
+};
+
+namespace reaper {
+
+// Decimal digits of `v` into `out` (no terminator), returns the length.
+size_t Digits(long v, char* out) {
+  char tmp[24];
+  size_t n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v > 0 && n < sizeof tmp);
+  for (size_t i = 0; i < n; ++i) out[i] = tmp[n - 1 - i];
+  return n;
+}
+
+// The waitpid-style status of what waitid reported.
+int WaitStatus(const siginfo_t& info) {
+  return info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : (info.si_status & 0x7f);
+}
+
+// SIGKILLs every current child of this (single-threaded) process; returns how many it saw.
+int KillChildren(pid_t self) {
+  char path[64] = "/proc/self/task/";
+  size_t len = std::strlen(path);
+  len += Digits(self, path + len);
+  std::memcpy(path + len, "/children", sizeof "/children");
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int seen = 0;
+  char buf[4096];
+  long pid = 0;
+  bool in_number = false;
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] >= '0' && buf[i] <= '9') {
+        pid = pid * 10 + (buf[i] - '0');
+        in_number = true;
+      } else if (in_number) {
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+        ++seen;
+        pid = 0;
+        in_number = false;
+      }
+    }
+  }
+  if (in_number) {
+    ::kill(static_cast<pid_t>(pid), SIGKILL);
+    ++seen;
+  }
+  ::close(fd);
+  return seen;
+}
+
+// Kills C's group and then every descendant, until no child is left. Records C's status.
+void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reaped) {
+  ::kill(-checker, SIGKILL);
+  for (;;) {
+    int seen = KillChildren(self);
+    siginfo_t info{};
+    // Blocking only when something was just killed (it will exit); else just look.
+    int rc = ::waitid(P_ALL, 0, &info, WEXITED | (seen > 0 ? 0 : WNOHANG));
+    if (rc != 0) {
+      if (errno == EINTR) continue;
+      return;  // ECHILD: nothing left
+    }
+    if (info.si_pid == checker && !*checker_reaped) {
+      *checker_reaped = true;
+      *checker_status = WaitStatus(info);
+    }
+  }
+}
+
+[[noreturn]] void EndLike(int status) {
+  if ((status & 0x7f) != 0) {
+    int sig = status & 0x7f;
+    struct rlimit no_core {};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    ::signal(sig, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    ::kill(::getpid(), sig);
+    ::_exit(128 + sig);
+  }
+  ::_exit(WEXITSTATUS(status));
+}
+
+[[noreturn]] void Run(pid_t self, pid_t checker, const ReaperFds& fds) {
+  int status = SIGKILL;  // "killed by SIGKILL" unless C says otherwise
+  bool reaped = false;
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, checker, 0));
+  pollfd watch[2] = {{fds.control, POLLIN, 0}, {pidfd, POLLIN, 0}};
+  for (;;) {
+    int n = ::poll(watch, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 10);
+    if (n < 0 && errno != EINTR) break;
+    if (n > 0 && watch[0].revents != 0) break;  // the host asks, or is gone
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(checker), &info, WEXITED | WNOHANG) == 0 &&
+        info.si_pid == checker) {
+      reaped = true;
+      status = WaitStatus(info);
+      break;
+    }
+  }
+  KillTree(self, checker, &status, &reaped);
+  EndLike(status);
+}
+
+}  // namespace reaper
+
+// Must come first after process_stdio (and the start dir): everything after it runs in C.
+struct Reaper {
+  ReaperFds fds;
+  pid_t* parent;  // see DieWithParent
+  template <class Launcher>
+  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
+    const pid_t self = ::getpid();
+    if (::setpgid(0, 0) != 0) return {errno, bp2::system_category()};
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return {errno, bp2::system_category()};
+    *parent = self;
+    const pid_t checker = ::fork();
+    if (checker < 0) return {errno, bp2::system_category()};
+    if (checker == 0) {
+      ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+      return {};  // C: on to the other initializers and exec
+    }
+    // R: no terminal signal, no stdio, no fd but the two pipe ends.
+    for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU}) {
+      ::signal(sig, SIG_IGN);
+    }
+    int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd <= 2; ++fd) {
+      if (null_fd >= 0) ::dup2(null_fd, fd);
+    }
+    int keep_low = std::min(fds.control, fds.report), keep_high = std::max(fds.control, fds.report);
+    ::close_range(3, static_cast<unsigned>(keep_low - 1), 0);
+    if (keep_high > keep_low + 1) {
+      ::close_range(static_cast<unsigned>(keep_low + 1), static_cast<unsigned>(keep_high - 1), 0);
+    }
+    ::close_range(static_cast<unsigned>(keep_high + 1), ~0U, 0);
+    const char* bytes = reinterpret_cast<const char*>(&checker);
+    size_t done = 0;
+    while (done < sizeof checker) {
+      ssize_t n = ::write(fds.report, bytes + done, sizeof checker - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(fds.report);
+    reaper::Run(self, checker, fds);
   }
 };
 
@@ -174,27 +355,6 @@ class ScratchDir {
 
  private:
   static constexpr const char* kPrefix = "devflow-gate-checker-";
-  // A host killed while bubblewrap was starting can leave that bubblewrap behind (it clears
-  // the parent-death signal while it sets up); its command line names the dead host's scratch
-  // dir, which is how it is found. Rare: only runs when an orphaned scratch dir exists.
-  static void KillUsersOf(const std::string& scratch) {
-    DIR* dir = ::opendir("/proc");
-    if (!dir) return;
-    while (dirent* entry = ::readdir(dir)) {
-      char* end = nullptr;
-      long pid = std::strtol(entry->d_name, &end, 10);
-      if (pid <= 0 || *end != '\0' || pid == ::getpid()) continue;
-      std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      for (char& c : cmdline) {
-        if (c == '\0') c = ' ';
-      }
-      if (cmdline.find(" " + scratch + " ") != std::string::npos) {
-        ::kill(static_cast<pid_t>(pid), SIGKILL);
-      }
-    }
-    ::closedir(dir);
-  }
   static void RemoveOrphans(const std::string& parent) {
     std::error_code ec;
     const std::string prefix = kPrefix;
@@ -209,7 +369,8 @@ class ScratchDir {
       auto [end, err] = std::from_chars(rest.data(), rest.data() + dash, owner);
       if (err != std::errc() || end != rest.data() + dash || owner <= 0) continue;
       if (::kill(owner, 0) == 0 || errno != ESRCH) continue;  // its host still runs
-      KillUsersOf(it->path().string());
+      // Nothing of that host's checker runs any more: its reaper killed the tree when the
+      // host's end of the control pipe closed (issue 7 item 7).
       std::error_code ignored;
       std::filesystem::remove_all(it->path(), ignored);
     }
@@ -236,29 +397,6 @@ bool ReadProcStat(pid_t pid, char* state, pid_t* ppid, pid_t* pgrp) {
   *ppid = parent;
   *pgrp = group;
   return true;
-}
-
-// True while some member of the group is still running (a zombie does not count: on this
-// machine PID 1 may never reap re-parented orphans, cpp-notes §1.5 item 7).
-bool GroupHasLiveMember(pid_t pgid) {
-  if (::kill(-pgid, 0) != 0 && errno == ESRCH) return false;
-  DIR* dir = ::opendir("/proc");
-  if (!dir) return false;
-  bool live = false;
-  while (dirent* entry = ::readdir(dir)) {
-    char* end = nullptr;
-    long pid = std::strtol(entry->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    char state = 0;
-    pid_t ppid = 0, pgrp = 0;
-    if (ReadProcStat(static_cast<pid_t>(pid), &state, &ppid, &pgrp) && pgrp == pgid &&
-        state != 'Z' && state != 'X') {
-      live = true;
-      break;
-    }
-  }
-  ::closedir(dir);
-  return live;
 }
 
 // Live children of `parent` (under bubblewrap: the PID namespace's init, whose group holds
@@ -312,26 +450,27 @@ void ReapGroup(pid_t pgid) {
   }
 }
 
-// Kills the group until nothing of it runs any more, bounded by `limit`.
-void EndGroup(pid_t pgid, Ms limit) {
-  auto give_up = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    ::kill(-pgid, SIGKILL);
-    ReapGroup(pgid);
-    if (!GroupHasLiveMember(pgid) || std::chrono::steady_clock::now() >= give_up) return;
-    std::this_thread::sleep_for(Ms(2));
+// The host's side of a check's reaper: closing the control pipe makes the reaper kill the
+// checker's whole tree; End() then waits (without reaping: the process handle does that)
+// until the reaper is gone. Runs on every path out of Dispatch, exceptions included, before
+// ~basic_process (which would SIGKILL the reaper itself).
+struct TreeEnd {
+  int control = -1;   // write end of the control pipe
+  pid_t reaper = -1;  // the launched process
+  void Kill() {
+    if (control >= 0) ::close(control);
+    control = -1;
   }
-}
-
-// Ends the group when the check is over, however it ends.
-struct GroupEnd {
-  pid_t pgid;
-  Ms limit;
-  void Now() {
-    if (pgid > 0) EndGroup(pgid, limit);
-    pgid = 0;
+  void End() {
+    Kill();
+    if (reaper <= 0) return;
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(reaper), &info, WEXITED | WNOWAIT) != 0 &&
+           errno == EINTR) {
+    }
+    reaper = -1;
   }
-  ~GroupEnd() { Now(); }
+  ~TreeEnd() { End(); }
 };
 
 std::string SignalName(int sig) {
@@ -403,7 +542,8 @@ struct Run {
         stderr_pipe(ctx),
         deadline(ctx),
         term_timer(ctx),
-        eof_timer(ctx) {}
+        eof_timer(ctx),
+        interrupt_watch(ctx) {}
 
   const SubprocessOptions& options;
   const CheckRequest& request;
@@ -414,6 +554,9 @@ struct Run {
   asio::steady_timer deadline;
   asio::steady_timer term_timer;
   asio::steady_timer eof_timer;
+  asio::posix::stream_descriptor interrupt_watch;  // a dup of InterruptFd()
+  TreeEnd* tree = nullptr;
+  int interrupted = 0;  // the signal that interrupted the check, 0 when none
   pid_t pgid = 0;
   bool bwrap = false;  // pgid is bubblewrap's; the checker runs in its child's group
 
@@ -540,6 +683,20 @@ struct Run {
     });
   }
 
+  // SIGTERM/SIGINT/SIGHUP to the host (host/interrupt.h): the whole tree dies now.
+  void WatchInterrupt() {
+    if (InterruptFd() < 0) return;
+    int fd = ::fcntl(InterruptFd(), F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) return;
+    interrupt_watch.assign(fd);
+    interrupt_watch.async_wait(asio::posix::stream_descriptor::wait_read,
+                               [this](const boost::system::error_code& ec) {
+                                 if (ec || Finished()) return;
+                                 interrupted = InterruptSignal();
+                                 if (tree) tree->Kill();
+                               });
+  }
+
   void Loop() {
     while (!Finished()) {
       if (ctx.run_one() == 0) break;  // nothing left to wait for (should not happen)
@@ -547,10 +704,16 @@ struct Run {
     deadline.cancel();
     term_timer.cancel();
     eof_timer.cancel();
+    boost::system::error_code ignored;
+    interrupt_watch.close(ignored);
     ClosePipes();
   }
 
   Status Outcome() const {
+    if (interrupted) {
+      return Status::Error(
+          "interrupted", std::string("the check was interrupted by ") + InterruptName(interrupted));
+    }
     if (timed_out) {
       return Fault("the checker exceeded checkTimeoutMs (" + std::to_string(request.timeout_ms) +
                    "ms)");
@@ -588,9 +751,21 @@ SubprocessChecker::SubprocessChecker(std::vector<ProviderConfig> providers, std:
 }
 
 std::string SubprocessChecker::SandboxLevel(const ProviderConfig& provider) const {
-  const SandboxSupport& support = ProbeSandbox(options_.bwrap);
+  const SandboxSupport& support = ProbeSandbox(options_.bwrap, {options_.remember_probe});
   return SandboxLevelName(ChooseSandbox(support, provider.sandbox_off), support.landlock_abi);
 }
+
+std::string SubprocessChecker::SandboxProblem(const ProviderConfig& provider) const {
+  const SandboxSupport& support = ProbeSandbox(options_.bwrap, {options_.remember_probe});
+  if (ChooseSandbox(support, provider.sandbox_off) != SandboxKind::kNone) return "";
+  return NoSandboxProblem(support, provider.name);
+}
+
+namespace {
+thread_local std::vector<std::string> dispatched_levels;
+}  // namespace
+
+std::vector<std::string> TakeSandboxLevels() { return std::exchange(dispatched_levels, {}); }
 
 std::string SubprocessChecker::last_stderr() const {
   std::lock_guard<std::mutex> lock(last_stderr_mutex_);
@@ -624,9 +799,23 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
   }
   const std::string& program = argv[0];
 
-  const SandboxSupport& support = ProbeSandbox(options_.bwrap);
+  const SandboxSupport& support = ProbeSandbox(options_.bwrap, {options_.remember_probe});
   const SandboxKind kind = ChooseSandbox(support, provider.sandbox_off);
   const std::string level = SandboxLevelName(kind, support.landlock_abi);
+  if (std::find(dispatched_levels.begin(), dispatched_levels.end(), level) ==
+      dispatched_levels.end()) {
+    dispatched_levels.push_back(level);
+  }
+  if (int sig = InterruptSignal()) {
+    return Status::Error("interrupted",
+                         std::string("the check was interrupted by ") + InterruptName(sig));
+  }
+  // No silent "none" (issue 7 item 6): unconfined only when the provider says `sandbox: off`.
+  if (kind == SandboxKind::kNone) return Fault(NoSandboxProblem(support, provider.name));
+  // No checker without CAP_SYS_PTRACE may read the host's environment or memory (item 5).
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    return StartFault(program, "prctl(PR_SET_DUMPABLE): " + ErrorText(errno));
+  }
 
   try {
     const char* host_path = HostEnv("PATH");
@@ -711,33 +900,52 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
 
     Run run(options_, request);
     run.bwrap = kind == SandboxKind::kBwrap;
-    // Declared before the process handle so it runs after ~basic_process (which SIGKILLs and
-    // reaps only the direct child), on every path out, exceptions included.
-    GroupEnd group_end{0, Ms(options_.term_grace_ms + 1000)};
-    HostPipe in, out, err;
-    if (!in.Open() || !out.Open() || !err.Open()) return StartFault(program, ErrorText(errno));
-
+    HostPipe in, out, err, control, report;
+    if (!in.Open() || !out.Open() || !err.Open() || !control.Open() || !report.Open()) {
+      return StartFault(program, ErrorText(errno));
+    }
     bp2::posix::default_launcher launcher;
     launcher.env = envp.data();
     bp2::error_code ec;
     bp2::process_stdio stdio{in.fds[0], out.fds[1], err.fds[1]};
+    pid_t reaper_pid = 0;  // written in the reaper's memory, read by the checker's copy
     auto start = [&](auto&&... start_dir) {
       return launcher(run.ctx.get_executor(), ec, bp2::filesystem::path(launched), args,
-                      start_dir..., stdio, NewProcessGroup{}, ResetSignals{},
-                      DieWithHost{::getpid()}, Confine{&confinement}, CloexecAllFds{},
-                      QuietExecFailure{});
+                      start_dir..., stdio, Reaper{{control.fds[0], report.fds[1]}, &reaper_pid},
+                      NewProcessGroup{}, ResetSignals{}, DieWithParent{&reaper_pid},
+                      Confine{&confinement}, CloexecAllFds{}, QuietExecFailure{});
     };
     auto proc = request.workspace.empty()
                     ? start()
                     : start(bp2::process_start_dir{bp2::filesystem::path(request.workspace)});
+    // Ends the checker's tree on every path out, before ~basic_process (declared after it).
+    TreeEnd tree;
+    tree.control = control.Release(1);
+    run.tree = &tree;
+    control.Close(0);
+    report.Close(1);
     if (ec) {
-      if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the failed child
+      tree.Kill();
+      if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the failed reaper
       return StartFault(program, ErrorText(ec.value()));
     }
-    run.pgid = proc.id();
-    group_end.pgid = run.pgid;
+    tree.reaper = proc.id();
+    // The reaper reports the checker's pid (its process group) as soon as it has forked it.
+    pid_t checker_pid = 0;
+    size_t got = 0;
+    while (got < sizeof checker_pid) {
+      ssize_t n = ::read(report.fds[0], reinterpret_cast<char*>(&checker_pid) + got,
+                         sizeof checker_pid - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    if (got != sizeof checker_pid || checker_pid <= 0) {
+      return StartFault(program, "the reaper did not report the checker's pid");
+    }
+    run.pgid = checker_pid;
     last_pgid_.store(run.pgid);
-    // Only the child keeps its ends: EOF on stdout/stderr then means the group closed them.
+    // Only the child keeps its ends: EOF on stdout/stderr then means the tree closed them.
     in.Close(0);
     out.Close(1);
     err.Close(1);
@@ -753,8 +961,9 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     run.WritePrompt();
     run.ReadStdout();
     run.ReadStderr();
+    run.WatchInterrupt();
     run.Loop();
-    group_end.Now();
+    tree.End();
     {
       std::lock_guard<std::mutex> lock(last_stderr_mutex_);
       last_stderr_ = run.stderr_tail;

@@ -38,7 +38,16 @@ struct SubprocessOptions {
   int64_t max_file_bytes = 64 * 1024 * 1024;
   /// RLIMIT_NOFILE: open files per checker process.
   int64_t max_open_files = 256;
+  /// Whether a positive bubblewrap probe may be remembered on disk (ProbeOptions::remember);
+  /// `--dry-run` and `config check` set false: they write nothing anywhere.
+  bool remember_probe = true;
 };
+
+/// The distinct sandbox levels of the checks SubprocessChecker dispatched (run, or refused
+/// for "none") on the calling thread since the last call, in order; clears the record. A move
+/// dispatches its checks on the thread that runs it, so a deployment takes them before and
+/// after a move for its ledger row (concurrent moves on other threads do not mix in).
+std::vector<std::string> TakeSandboxLevels();
 
 /// Runs a provider's checker as a subprocess: argv from the provider (`command`, or for
 /// `builtin: <name>` the argv `{self, "checker", <name>, args...}`), the prompt on stdin, the
@@ -63,8 +72,12 @@ struct SubprocessOptions {
 /// applied in the child before exec. Resource limits apply at every level, `sandbox: off`
 /// included. The program is checked before the start (exists, executable) at every level.
 ///
+/// Before the first spawn the host makes itself non-dumpable (PR_SET_DUMPABLE 0), so no
+/// checker without CAP_SYS_PTRACE can read its /proc/<pid>/environ or mem (issue 7 item 5).
+///
 /// Faults (Status code "fault", SPEC §5), checked in this order:
 ///  - `subagent provider "<name>" is not registered`
+///  - NoSandboxProblem (checker/sandbox.h) when the level would be "none": nothing runs
 ///  - `cannot start checker "<program>": <OS error>` (also for a workspace that is not there,
 ///    and `...: sandbox <step>: <OS error>` when the confinement cannot be prepared)
 ///  - `the checker exceeded checkTimeoutMs (<n>ms)` (from the host's own deadline flag)
@@ -88,6 +101,9 @@ class SubprocessChecker : public CheckerDispatch {
   /// The sandbox level a check of `provider` runs under with this checker's options: "off",
   /// "bwrap", "landlock-abi<N>+seccomp" or "none" (for `config check` and fault reports).
   std::string SandboxLevel(const ProviderConfig& provider) const;
+  /// Empty when `provider`'s checks can run; else NoSandboxProblem (level "none"), which
+  /// `config check` reports as an error.
+  std::string SandboxProblem(const ProviderConfig& provider) const;
 
   /// Test hook: the process group id of the most recent checker started (0 before any); under
   /// bubblewrap, the group of bubblewrap itself.

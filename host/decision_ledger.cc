@@ -39,6 +39,7 @@ std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
   }
   row["report"] = report;
   row["parked"] = outcome.parked;
+  row["sandbox"] = outcome.sandbox;
   return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -14,9 +14,10 @@ namespace devflow {
 std::string DecisionLedgerPath(const std::string& root);
 
 /// The row for one outcome, compact JSON without newline, fields in this order:
-/// {"at","card","edge","revision","by","code","ok","message","checks","report","parked"}
-/// (`edge`/`revision` from the attempt when it was resolved, else the request; `report` null
-/// when none was written).
+/// {"at","card","edge","revision","by","code","ok","message","checks","report","parked",
+/// "sandbox"} (`edge`/`revision` from the attempt when it was resolved, else the request;
+/// `report` null when none was written; `sandbox` the MoveOutcome::sandbox levels, `[]` when
+/// no checker ran).
 std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
                         const std::string& now);
 

@@ -1,5 +1,7 @@
 #include "host/executor.h"
 
+#include "host/interrupt.h"
+
 #include <string>
 
 namespace devflow {
@@ -82,6 +84,14 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
   context.warnings = &warnings_;
   Decision decision = RunWaterfall(policies_, *attempt, context);
   out.reports = context.reports;
+  // SIGTERM/SIGINT/SIGHUP during the waterfall (host/interrupt.h): the checker's tree is
+  // already dead; nothing is committed, not even a park (issue 7 item 10).
+  if (int sig = InterruptSignal()) {
+    out.code = "interrupted";
+    out.message = "devflow: move of card " + request.id + " to " + Quoted(request.to) +
+                  " was interrupted by " + InterruptName(sig) + "; nothing was committed";
+    return out;
+  }
 
   if (!decision.allowed) {
     out.code = "vetoed";

@@ -38,6 +38,10 @@ struct MoveOutcome {
   std::string park_message;    // "would park …" under dry run, or the park's failure
   std::vector<AttemptContext::Report> reports;
   Attempt attempt;
+  /// Sandbox levels the checkers of this attempt ran (or were refused) under, distinct, in
+  /// order ("bwrap", "landlock-abi<N>+seccomp", "off", "none"); empty when no checker was
+  /// dispatched. Filled by the caller that owns the dispatcher (the ledger row's `sandbox`).
+  std::vector<std::string> sandbox;
 };
 
 /// Runs moves on one store with one waterfall.

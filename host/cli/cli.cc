@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "host/deployment/check_budget.h"
 #include "host/deployment/deployment.h"
+#include "host/interrupt.h"
 #include "host/os.h"
 #include "host/server/server.h"
 #include "host/store.h"
@@ -98,9 +99,12 @@ int ExitFor(const std::string& code) {
   return kExitRejected;
 }
 
+// `write_nothing`: a dry run, which must not even remember the sandbox probe (issue 7 item 12).
 Result<std::unique_ptr<Deployment>> LoadDeployment(const Globals& g, const char* argv0,
-                                                   bool budgeted = false) {
+                                                   bool budgeted = false,
+                                                   bool write_nothing = false) {
   DeploymentOptions options;
+  options.remember_probe = !write_nothing;
   options.root = ResolveRoot(g);
   options.config_file = ResolveConfig(g, options.root);
   options.self_path = SelfPath(argv0);
@@ -268,7 +272,11 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   if (a.dry_run && a.explain) return Fail("pass --dry-run or --explain, not both");
   if (a.expect && *a.expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
   if (a.timeout_ms && *a.timeout_ms < 1) return Fail("--timeout must be a positive number of ms");
-  Result<std::unique_ptr<Deployment>> d = LoadDeployment(g, argv0, a.timeout_ms.has_value());
+  // SIGTERM/SIGINT/SIGHUP end the move cleanly: tree killed, nothing committed, a ledger row,
+  // exit 128 + the signal (issue 7 item 10).
+  if (!CatchInterrupts()) return Fail("cannot catch SIGTERM/SIGINT/SIGHUP", 1);
+  Result<std::unique_ptr<Deployment>> d =
+      LoadDeployment(g, argv0, a.timeout_ms.has_value(), a.dry_run);
   if (!d.ok()) return PrintConfigProblem(d.status());
   MoveRequest req;
   req.id = a.id;
@@ -290,6 +298,17 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
     exit = out.failed_closed ? kExitFailedClosed : kExitVetoed;
   } else {
     exit = ExitFor(out.code);
+  }
+  if (const int sig = InterruptSignal()) {
+    // Said on stderr whatever the output format; a move committed before the signal stays
+    // committed (and its row says so).
+    std::cerr << "devflow-gate: "
+              << (out.code == "interrupted" ? out.message
+                                            : std::string("interrupted by ") + InterruptName(sig) +
+                                                  " after: " + out.message)
+              << "\n";
+    if (out.code == "interrupted" && !a.json) return 128 + sig;
+    exit = 128 + sig;
   }
   if (a.json) {
     std::cout << MoveJson(req, out) << "\n";
@@ -347,9 +366,19 @@ int ConfigCheck(const Globals& g, bool json) {
     return PrintConfigProblem(config.status());
   }
   std::vector<std::string> warnings = ConfigWarnings(*config);
+  // A provider whose checks would run at level "none" is an error, not a level (issue 7 item
+  // 6). config check writes nothing, not even the probe cache (item 12).
+  SubprocessOptions options;
+  options.remember_probe = false;
+  SubprocessChecker checker(config->providers, SelfPath("devflow-gate"), options);
+  std::vector<std::string> errors;
+  for (const auto& p : config->providers) {
+    std::string problem = checker.SandboxProblem(p);
+    if (!problem.empty()) errors.push_back(file + ": providers." + p.name + ": " + problem);
+  }
   if (json) {
     ojson j;
-    j["ok"] = true;
+    j["ok"] = errors.empty();
     j["file"] = file;
     ojson plugins = ojson::array();
     for (const auto& p : config->plugins) plugins.push_back(p.id);
@@ -357,19 +386,18 @@ int ConfigCheck(const Globals& g, bool json) {
     ojson providers = ojson::array();
     for (const auto& p : config->providers) providers.push_back(p.name);
     j["providers"] = providers;
-    SubprocessChecker checker(config->providers, SelfPath("devflow-gate"));
     ojson sandbox = ojson::object();
     for (const auto& p : config->providers) sandbox[p.name] = checker.SandboxLevel(p);
     j["sandbox"] = sandbox;
+    if (!errors.empty()) j["problems"] = errors;
     j["warnings"] = warnings;
     std::cout << Dump(j) << "\n";
-    return kExitOk;
+    return errors.empty() ? kExitOk : kExitUsage;
   }
-  std::cout << file << ": ok\n";
+  std::cout << file << (errors.empty() ? ": ok" : ": not usable") << "\n";
   std::cout << "  waterfall:";
   for (const auto& p : config->plugins) std::cout << " " << p.id;
   std::cout << (config->plugins.empty() ? " (empty: every move is admitted)" : "") << "\n";
-  SubprocessChecker checker(config->providers, SelfPath("devflow-gate"));
   std::cout << "  providers:" << (config->providers.empty() ? " none" : "") << "\n";
   for (const auto& p : config->providers) {
     std::cout << "    " << p.name << ": "
@@ -377,7 +405,8 @@ int ConfigCheck(const Globals& g, bool json) {
               << ", sandbox " << checker.SandboxLevel(p) << (p.network ? ", network" : "") << "\n";
   }
   for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
-  return kExitOk;
+  for (const auto& e : errors) std::cerr << "error: " << e << "\n";
+  return errors.empty() ? kExitOk : kExitUsage;
 }
 
 }  // namespace

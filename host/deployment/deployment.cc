@@ -37,7 +37,10 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& opti
   d->config = std::move(*config);
   Warnings& warnings = options.warnings ? *options.warnings : StderrWarnings();
   d->store = std::make_unique<Store>(d->root, RealFileSystem(), SystemClock(), warnings);
-  d->checker = std::make_unique<SubprocessChecker>(d->config.providers, options.self_path);
+  SubprocessOptions checker_options;
+  checker_options.remember_probe = options.remember_probe;
+  d->checker =
+      std::make_unique<SubprocessChecker>(d->config.providers, options.self_path, checker_options);
   if (options.wrap_checker) d->dispatch = options.wrap_checker(*d->checker);
   CheckerDispatch* dispatch = d->dispatch ? d->dispatch.get() : d->checker.get();
   Store* store = d->store.get();
@@ -70,7 +73,9 @@ MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warning
     }
   }
   Executor executor(*d.store, d.policies, SystemClock(), warnings);
+  TakeSandboxLevels();  // only this attempt's dispatches (this thread's) count
   MoveOutcome out = executor.Move(request);
+  out.sandbox = TakeSandboxLevels();
   if (!request.dry_run && out.code != "not-found") {
     Status logged = AppendDecision(RealFileSystem(), d.root, request, out, SystemClock().NowIso());
     if (!logged.ok()) {
@@ -204,6 +209,7 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
     AttemptContext context;
     context.dry_run = request.dry_run;
     context.warnings = &warnings;
+    TakeSandboxLevels();
     out.decision = RunWaterfall(d.policies, attempt, context);
     out.reports = context.reports;
     if (!out.decision.allowed && !context.parks.empty()) out.park = context.parks.front();
@@ -222,6 +228,7 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
     row.failed_closed = out.park.has_value();
     row.reports = out.reports;
     row.attempt = attempt;
+    row.sandbox = TakeSandboxLevels();
     Status logged = AppendDecision(RealFileSystem(), d.root, as_move, row, SystemClock().NowIso());
     if (!logged.ok()) {
       if (ledger_failed) *ledger_failed = true;

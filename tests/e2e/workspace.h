@@ -188,6 +188,32 @@ class ProcessWatch {
   std::thread thread_;
 };
 
+/// A directory of symlinks to every program of the system PATH except bubblewrap: as PATH for
+/// `devflow-gate`, a host where bubblewrap is really not installed (the Landlock + seccomp
+/// fallback then confines the checker).
+class PathWithoutBwrap {
+ public:
+  PathWithoutBwrap() {
+    for (const char* dir :
+         {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name == "bwrap") continue;
+        std::error_code exists;  // the first directory on the list wins
+        std::filesystem::create_symlink(e.path(), std::filesystem::path(dir_.path()) / name,
+                                        exists);
+      }
+    }
+    REQUIRE(std::filesystem::exists(std::filesystem::path(dir_.path()) / "sh"));
+    REQUIRE(!std::filesystem::exists(std::filesystem::path(dir_.path()) / "bwrap"));
+  }
+  const std::string& path() const { return dir_.path(); }
+
+ private:
+  test::TempDir dir_;
+};
+
 /// True when `pid` exists and is not a zombie (its /proc/<pid>/stat state is not Z or X).
 inline bool Running(int pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");

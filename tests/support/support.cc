@@ -131,13 +131,16 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cw
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC))
     throw std::runtime_error("pipe2 failed");
-  std::vector<std::string> envs;
+  // PATH, HOME and LANG unless `env` names them (a name must appear once: getenv takes the
+  // first).
+  std::map<std::string, std::string> all = env;
   const char* path = std::getenv("PATH");
-  envs.push_back(std::string("PATH=") + (path ? path : "/usr/bin:/bin"));
+  all.emplace("PATH", path ? path : "/usr/bin:/bin");
   const char* home = std::getenv("HOME");
-  envs.push_back(std::string("HOME=") + (home ? home : "/tmp"));
-  envs.push_back("LANG=C.UTF-8");
-  for (auto& [k, v] : env) envs.push_back(k + "=" + v);
+  all.emplace("HOME", home ? home : "/tmp");
+  all.emplace("LANG", "C.UTF-8");
+  std::vector<std::string> envs;
+  for (auto& [k, v] : all) envs.push_back(k + "=" + v);
   std::vector<char*> cargv, cenv;
   for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);

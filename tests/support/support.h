@@ -93,7 +93,8 @@ struct RunResult {
 };
 
 /// Runs the built `devflow-gate` binary with `args`, in `cwd`, with `stdin_text`, and an
-/// environment of PATH/HOME/LANG plus `env` (nothing else from the test process).
+/// environment of PATH/HOME/LANG (the test's, unless `env` sets them) plus `env` (nothing else
+/// from the test process).
 RunResult RunGate(const std::vector<std::string>& args, const std::string& cwd = "",
                   const std::map<std::string, std::string>& env = {},
                   const std::string& stdin_text = "");

@@ -1,0 +1,76 @@
+// Nothing a checker starts outlives its check, at every level (issue 7 item 7): a sleeper that
+// left the checker's session (setsid) and was double-forked holds a FIFO open for reading;
+// once Dispatch has returned, no process may hold it (a non-blocking writer open fails with
+// ENXIO at once: no wait, no sleep). Runs under bubblewrap and, with DG_TEST_SANDBOX=fallback,
+// under Landlock + seccomp.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "checker/checker_support.h"
+#include "checker/subprocess.h"
+#include "support/support.h"
+
+namespace devflow {
+namespace {
+
+struct TreeRun {
+  Result<CheckReply> reply;
+  std::string level;
+  int writer_errno = 0;  // errno of open(fifo, O_WRONLY | O_NONBLOCK) after Dispatch; 0: opened
+};
+
+TreeRun RunEscaper(bool sandbox_off = false) {
+  test::TempDir ws;
+  const std::string fifo = ws / "held.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0666) == 0);
+  ProviderConfig p;
+  p.name = "escaper";
+  p.command = {test::SourceDir() + "/tests/fixtures/checkers/tree_escape.py", fifo};
+  p.sandbox_off = sandbox_off;
+  SubprocessOptions options;
+  options.bwrap = test::TestBwrap();
+  SubprocessChecker checker({p}, "", options);
+  CheckRequest r;
+  r.provider = "escaper";
+  r.prompt = "x";
+  r.timeout_ms = 20000;
+  r.card_id = test::UniqueCard();
+  r.edge = "designing->ready";
+  r.root = ws.path() + "/.devflow";
+  r.workspace = ws.path();
+  TreeRun run{checker.Dispatch(r), checker.SandboxLevel(p), 0};
+  int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  run.writer_errno = fd < 0 ? errno : 0;
+  if (fd >= 0) ::close(fd);
+  test::KillProcessesOfCard(r.card_id);  // whatever escaped (only ever the control case)
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("a setsid, double-forked sleeper is dead when Dispatch returns, at every level") {
+  TreeRun run = RunEscaper();
+  REQUIRE_MESSAGE(run.reply.ok(), run.reply.status().message());
+  INFO("level " << run.level << ", reply: " << run.reply->text);
+  CHECK(run.reply->text.rfind("sleeper ", 0) == 0);
+  CHECK(run.writer_errno == ENXIO);  // no reader left: the sleeper is gone
+  if (run.level != "bwrap") {        // its pid is the host's (not a PID namespace's)
+    const int pid = std::stoi(run.reply->text.substr(8));
+    CHECK(::kill(pid, 0) != 0);
+  }
+}
+
+TEST_CASE("sandbox: off reaps the checker's tree too") {
+  TreeRun run = RunEscaper(/*sandbox_off=*/true);
+  REQUIRE_MESSAGE(run.reply.ok(), run.reply.status().message());
+  CHECK(run.level == "off");
+  CHECK(run.writer_errno == ENXIO);
+}
+
+}  // namespace devflow

@@ -1,0 +1,194 @@
+// What the sandbox promises at every level, through the real binary (issue 7 items 5, 6, 12):
+// no host secret readable by a checker, no silent unconfined run when no sandbox is usable
+// (a real PATH without bubblewrap; the Landlock probe failed through its test seam), the level
+// in every ledger row, and nothing written under $HOME by `--dry-run` or `config check`.
+#include <doctest/doctest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "e2e/workspace.h"
+
+namespace devflow::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string FallbackLevel() {
+  long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, 1U);
+  REQUIRE(abi > 0);
+  return "landlock-abi" + std::to_string(abi) + "+seccomp";
+}
+
+// A config whose one provider runs `command`, optionally with `sandbox: off`.
+std::string Config(std::vector<std::string> command, bool sandbox_off = false) {
+  GateYaml yaml;
+  yaml.command = std::move(command);
+  std::string text = yaml.Text();
+  if (sandbox_off) {
+    const std::string line = "    command: " + YamlList(yaml.command) + "\n";
+    text.replace(text.find(line), line.size(), line + "    sandbox: off\n");
+  }
+  return text;
+}
+
+nlohmann::json LastLedgerRow(const Workspace& ws) {
+  auto rows = Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
+  REQUIRE(!rows.empty());
+  return nlohmann::json::parse(rows.back());
+}
+
+// Every path under `dir` (directories included) with the content of each file.
+std::map<std::string, std::string> Tree(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string rel = fs::relative(e.path(), dir).string();
+    out[rel] = e.is_regular_file() ? test::Slurp(e.path().string()).value_or("?") : "<dir>";
+  }
+  return out;
+}
+
+TEST_CASE("with neither bubblewrap nor Landlock a move fails closed with the fix; nothing runs") {
+  PathWithoutBwrap no_bwrap;
+  Workspace ws(Config({Fixture("checkers/touch_allow.sh"), "RAN"}));
+  ws.CardInDesigning();
+  const std::map<std::string, std::string> env = {{"PATH", no_bwrap.path()},
+                                                  {"DEVFLOW_GATE_TEST_NO_LANDLOCK", "1"}};
+
+  auto r = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 3);
+  const std::string fault =
+      "no sandbox is usable for provider \"checker\": bubblewrap: \"bwrap\" is not on PATH; "
+      "Landlock + seccomp: landlock_create_ruleset: Function not implemented. Install "
+      "bubblewrap (apt-get install bubblewrap), or set `sandbox: off` on provider \"checker\" to "
+      "run its checker unconfined";
+  CHECK(r.out.find(fault) != std::string::npos);
+  CHECK(!fs::exists(ws / "RAN"));  // the checker never started
+  auto row = LastLedgerRow(ws);
+  CHECK(row["sandbox"] == nlohmann::json::array({"none"}));
+  CHECK(row["parked"] == true);
+
+  auto check = ws.Gate({"config", "check"}, env);
+  INFO("config check: " << check.out << check.err);
+  CHECK(check.exit_code == 2);
+  CHECK(check.out.rfind(ws / "devflow-gate.yaml" + ": not usable\n", 0) == 0);
+  CHECK(check.out.find("    checker: command " + Fixture("checkers/touch_allow.sh") +
+                       ", sandbox none\n") != std::string::npos);
+  CHECK(check.err == "error: " + ws / "devflow-gate.yaml" + ": providers.checker: " + fault + "\n");
+  auto json = ws.Gate({"config", "check", "--json"}, env);
+  CHECK(json.exit_code == 2);
+  auto j = nlohmann::json::parse(json.out);
+  CHECK(j["ok"] == false);
+  CHECK(j["sandbox"]["checker"] == "none");
+  CHECK(j["problems"] ==
+        nlohmann::json::array({ws / "devflow-gate.yaml" + ": providers.checker: " + fault}));
+}
+
+TEST_CASE("sandbox: off is the explicit way to run unconfined, and the ledger row says off") {
+  PathWithoutBwrap no_bwrap;
+  Workspace ws(Config({Fixture("checkers/touch_allow.sh"), "RAN"}, /*sandbox_off=*/true));
+  ws.CardInDesigning();
+  const std::map<std::string, std::string> env = {{"PATH", no_bwrap.path()},
+                                                  {"DEVFLOW_GATE_TEST_NO_LANDLOCK", "1"}};
+  auto r = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(ws / "RAN"));
+  CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({"off"}));
+  auto check = ws.Gate({"config", "check"}, env);
+  CHECK(check.exit_code == 0);
+  CHECK(check.err.empty());
+}
+
+TEST_CASE(
+    "every ledger row names the level: bubblewrap, the fallback without it, [] when none ran") {
+  PathWithoutBwrap no_bwrap;
+  Workspace ws(Config({Fixture("checkers/allow.sh")}));
+  ws.CardInDesigning();
+  auto fallback = ws.Gate({"move", ws.card(), "ready"}, {{"PATH", no_bwrap.path()}});
+  INFO("stdout: " << fallback.out << "\nstderr: " << fallback.err);
+  REQUIRE(fallback.exit_code == 0);
+  CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({FallbackLevel()}));
+  auto on = ws.Gate({"move", ws.card(), "developing"});
+  REQUIRE(on.exit_code == 0);
+  CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array());  // no check on this edge
+  auto back = ws.Gate({"move", ws.card(), "designing", "--reason", "again"});
+  REQUIRE(back.exit_code == 0);
+  auto bwrap = ws.Gate({"move", ws.card(), "ready"});
+  INFO("stdout: " << bwrap.out << "\nstderr: " << bwrap.err);
+  REQUIRE(bwrap.exit_code == 0);
+  CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({"bwrap"}));
+}
+
+TEST_CASE("--dry-run and config check write nothing under $HOME, the probe cache included") {
+  Workspace ws(Config({Fixture("checkers/allow.sh")}));
+  ws.CardInDesigning();
+  test::TempDir home;
+  test::Spit(home / "keep.txt", "keep\n");
+  const std::map<std::string, std::string> env = {{"HOME", home.path()}};
+  const auto before = Tree(home.path());
+  const auto root_before = test::Snapshot(ws.path());
+
+  auto dry = ws.Gate({"move", ws.card(), "ready", "--dry-run"}, env);
+  INFO("dry run: " << dry.out << dry.err);
+  CHECK(dry.exit_code == 0);
+  CHECK(ws.Gate({"config", "check"}, env).exit_code == 0);
+  CHECK(ws.Gate({"config", "check", "--json"}, env).exit_code == 0);
+  CHECK(Tree(home.path()) == before);
+  CHECK(test::Snapshot(ws.path()) == root_before);
+
+  // The control: a real move does remember the probe there, so the check above can fail.
+  auto real = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("move: " << real.out << real.err);
+  CHECK(real.exit_code == 0);
+  CHECK(fs::exists(home / ".cache/devflow-gate/bwrap-probe"));
+}
+
+// The host holds the secret in its environment (so on its stack); the probe looks for it in
+// every /proc/<pid>/environ it can read and in the stack and heap of each of its ancestors.
+test::RunResult HuntSecret(bool bwrap, bool sandbox_off, std::string* level) {
+  PathWithoutBwrap no_bwrap;
+  const std::string secret = "dg-secret-" + std::to_string(::getpid()) + "-4f1c9e";
+  Workspace ws(Config({Fixture("checkers/secret_probe.py"), "secret.txt"}, sandbox_off));
+  ws.CardInDesigning();
+  test::Spit(ws / "secret.txt", secret + "\n");
+  std::map<std::string, std::string> env = {{"DG_HOST_SECRET", secret}};
+  if (!bwrap) env["PATH"] = no_bwrap.path();
+  auto r = ws.Gate({"move", ws.card(), "ready"}, env);
+  auto row = LastLedgerRow(ws);
+  *level = row["sandbox"].empty() ? "" : row["sandbox"][0].get<std::string>();
+  return r;
+}
+
+TEST_CASE("no checker reads the host's environment or memory: bubblewrap") {
+  std::string level;
+  auto r = HuntSecret(/*bwrap=*/true, false, &level);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(level == "bwrap");
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("no checker reads the host's environment or memory: Landlock + seccomp") {
+  std::string level;
+  auto r = HuntSecret(/*bwrap=*/false, false, &level);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(level == FallbackLevel());
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("the secret hunt finds the secret when the checker is unconfined (control)") {
+  std::string level;
+  auto r = HuntSecret(/*bwrap=*/false, /*sandbox_off=*/true, &level);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(level == "off");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("environ:") != std::string::npos);
+  CHECK(r.out.find("mem:") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace devflow::e2e
