@@ -19,7 +19,11 @@ namespace devflow {
 ///  - OS errors: the errno name, e.g. "ENOENT", "EACCES", "ENOSPC" (message carries path + text);
 ///  - "corrupt" for a journal or file that does not decode, "usage" for bad arguments,
 ///    "config" for configuration problems, "fault" for a checker fault.
-class Status {
+///
+/// [[nodiscard]]: a Status that is dropped is a failure nobody handled. A caller either acts on
+/// it or ignores it visibly with `IgnoreStatus(s, "why")`, so each ignored failure carries its
+/// reason at the call site.
+class [[nodiscard]] Status {
  public:
   Status() = default;
   static Status Ok() { return Status(); }
@@ -41,8 +45,9 @@ class Status {
 };
 
 /// Either a value or a failed Status. `status()` of a Result holding a value is Ok.
+/// [[nodiscard]] for the same reason as Status.
 template <class T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
@@ -61,5 +66,13 @@ class Result {
  private:
   std::variant<T, Status> v_;
 };
+
+/// Drops `status` on purpose. `why` says at the call site why its failure cannot matter there
+/// (e.g. "best-effort cleanup of a temp file; the next run sweeps it"); it is not used at run
+/// time, it exists to be read.
+inline void IgnoreStatus(const Status& status, const char* why) {
+  (void)status;
+  (void)why;
+}
 
 }  // namespace devflow

@@ -133,10 +133,10 @@ TEST_CASE("create records a non-standard service class in the journal and the pr
 TEST_CASE("create continues the sequence over active and archived cards and never reissues") {
   Board b;
   CHECK(b.Create("One").id == "0001-one");
-  b.fs.CreateDirs(b.tmp / ".devflow/archive/2026-01/0041-old");
-  b.fs.CreateDirs(b.tmp / ".devflow/tasks/0007-seven");
+  REQUIRE(b.fs.CreateDirs(b.tmp / ".devflow/archive/2026-01/0041-old").ok());
+  REQUIRE(b.fs.CreateDirs(b.tmp / ".devflow/tasks/0007-seven").ok());
   CHECK(b.Create("Next").id == "0042-next");
-  b.fs.CreateDirs(b.tmp / ".devflow/archive/2025-12/12345-big");
+  REQUIRE(b.fs.CreateDirs(b.tmp / ".devflow/archive/2025-12/12345-big").ok());
   CHECK(b.Create("Big one").id == "12346-big-one");
 }
 
@@ -296,7 +296,7 @@ TEST_CASE("list returns every active card by id and fails on a card that does no
   REQUIRE(all->size() == 2);
   CHECK((*all)[0].id == "0001-one");
   CHECK((*all)[1].id == "0002-two");
-  b.fs.CreateDirs(b.tmp / ".devflow/tasks/not-a-card");
+  REQUIRE(b.fs.CreateDirs(b.tmp / ".devflow/tasks/not-a-card").ok());
   CHECK(b.store.List()->size() == 2);
   Spit(b.Journal("0002-two"), "{}\n");
   auto broken = b.store.List();
