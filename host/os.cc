@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,9 +33,9 @@ class UniqueFd {
     fd_ = -1;
     return f;
   }
-  void reset() {
+  void reset(int fd = -1) {
     if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    fd_ = fd;
   }
 
  private:
@@ -67,6 +68,70 @@ Result<std::string> ReadAll(int fd, const std::string& path) {
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
+}
+
+int OpenRetrying(const std::string& path, int flags) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags, 0644);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+// What an operator does about a failed append of `path`.
+std::string AppendFix(int err, const std::string& path) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+      return "free space on the file system holding " + ParentPath(path) + " and retry";
+    case EACCES:
+    case EPERM:
+      return "make " + path + " and its directory writable by this user and retry";
+    case EROFS:
+      return "remount " + ParentPath(path) + " read-write (or point the root elsewhere) and retry";
+    case ENOENT:
+    case ENOTDIR:
+      return "create the directory " + ParentPath(path) + " and retry";
+    default:
+      return "check the disk holding " + path + " and retry";
+  }
+}
+
+// `append <path>: <strerror> (<ERRNO>)`, plus ` at <op>` unless the op was the write itself.
+std::string AppendHead(int err, std::string_view op, const std::string& path) {
+  std::string head = "append " + path + ": " + ::strerror(err) + " (" + ErrnoName(err) + ")";
+  if (op != "write") head += " at " + std::string(op);
+  return head;
+}
+
+// An append that failed before writing anything: `path` is unchanged.
+Status AppendError(int err, std::string_view op, const std::string& path) {
+  std::string msg = AppendHead(err, op, path) + "; nothing was written; " + AppendFix(err, path);
+  return Status::Error(ErrnoName(err), std::move(msg));
+}
+
+// An append that failed after it may have written: cut the file back to `before` bytes and
+// sync, so it is as it was; the error keeps the errno that made the append fail.
+Status Rollback(int fd, int err, std::string_view op, const std::string& path, off_t before,
+                bool regular) {
+  std::string msg = AppendHead(err, op, path) + "; ";
+  if (!regular) {  // a device or a pipe (e.g. --ledger /dev/stderr): nothing to cut back
+    return Status::Error(ErrnoName(err), msg + AppendFix(err, path));
+  }
+  int cut;
+  do {
+    cut = ::ftruncate(fd, before);
+  } while (cut != 0 && errno == EINTR);
+  if (cut != 0 || ::fsync(fd) != 0) {
+    const int rb = errno;
+    msg += "and the partial line could not be removed (" + ErrnoName(rb) +
+           "): cut the file back to its first " + std::to_string(before) +
+           " bytes by hand (truncate -s " + std::to_string(before) + " " + path + "), then " +
+           AppendFix(err, path);
+  } else {
+    msg += "the file is unchanged (" + std::to_string(before) + " bytes); " + AppendFix(err, path);
+  }
+  return Status::Error(ErrnoName(err), std::move(msg));
 }
 
 Status SyncDir(const std::string& dir) {
@@ -135,7 +200,7 @@ Result<int> OpenBeneath(const std::string& base, const std::string& rel) {
   return file.release();
 }
 
-class PosixFileSystem : public FileSystem {
+class PosixFs : public FileSystem {
  public:
   Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel) override {
     const std::string path = JoinPath(base, rel);
@@ -188,16 +253,63 @@ class PosixFileSystem : public FileSystem {
   }
 
   Status AppendDurable(const std::string& path, std::string_view data) override {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return OsError(errno, "open", path);
-    ssize_t n;
+    bool created = false;
+    UniqueFd fd;
+    for (int tries = 0; fd.get() < 0; ++tries) {
+      int raw = OpenRetrying(path, O_RDWR | O_APPEND | O_CLOEXEC);  // RDWR: pread the last byte
+      if (raw < 0 && errno == ENOENT && tries < 3) {
+        raw = OpenRetrying(path, O_RDWR | O_APPEND | O_CLOEXEC | O_CREAT | O_EXCL);
+        if (raw < 0 && errno == EEXIST) continue;  // another appender created it first
+        created = raw >= 0;
+      }
+      if (raw < 0) return AppendError(errno, "open", path);
+      fd.reset(raw);
+    }
+    // Created entries must survive a crash; a failure here leaves an empty file, which every
+    // reader treats as absent, so it is reported without rollback.
+    if (created) {
+      if (Status s = SyncDir(ParentPath(path)); !s.ok()) return s;
+    }
+    int rc;
     do {
-      n = ::write(fd.get(), data.data(), data.size());
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) return OsError(errno, "write", path);
-    if (static_cast<size_t>(n) != data.size()) return OsError(EIO, "write (short)", path);
-    if (::fsync(fd.get()) != 0) return OsError(errno, "fsync", path);
-    if (::close(fd.release()) != 0) return OsError(errno, "close", path);
+      rc = ::flock(fd.get(), LOCK_EX);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) return AppendError(errno, "lock", path);
+
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return AppendError(errno, "fstat", path);
+    const bool regular = S_ISREG(st.st_mode);
+    const off_t before = regular ? st.st_size : 0;
+    std::string prefixed;
+    std::string_view out = data;
+    if (before > 0) {
+      char last = '\n';
+      ssize_t n;
+      do {
+        n = ::pread(fd.get(), &last, 1, before - 1);
+      } while (n < 0 && errno == EINTR);
+      if (n < 0) return AppendError(errno, "read", path);
+      if (n == 1 && last != '\n') {  // never glue our line to another writer's fragment
+        prefixed.reserve(data.size() + 1);
+        prefixed.push_back('\n');
+        prefixed.append(data);
+        out = prefixed;
+      }
+    }
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = ::write(fd.get(), out.data() + done, out.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Rollback(fd.get(), errno, "write", path, before, regular);
+      if (n == 0) return Rollback(fd.get(), ENOSPC, "write", path, before, regular);
+      done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd.get()) != 0 && (regular || errno != EINVAL))
+      return Rollback(fd.get(), errno, "fsync", path, before, regular);
+    if (::close(fd.release()) != 0) {
+      Status s = OsError(errno, "close", path);
+      return Status::Error(s.code(), s.message() + " after the appended line was synced");
+    }
     return Status::Ok();
   }
 
@@ -221,8 +333,12 @@ class PosixFileSystem : public FileSystem {
       size_t next = abs.find('/', pos);
       if (next == std::string::npos) next = abs.size();
       cur = abs.substr(0, next);
-      if (!cur.empty() && ::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
-        return OsError(errno, "mkdir", cur);
+      if (!cur.empty()) {
+        if (::mkdir(cur.c_str(), 0755) == 0) {
+          if (Status s = SyncDir(ParentPath(cur)); !s.ok()) return s;  // the new entry is durable
+        } else if (errno != EEXIST) {
+          return OsError(errno, "mkdir", cur);
+        }
       }
       pos = next + 1;
     }
@@ -234,7 +350,7 @@ class PosixFileSystem : public FileSystem {
 
   Status CreateDirExclusive(const std::string& path) override {
     if (::mkdir(path.c_str(), 0755) != 0) return OsError(errno, "mkdir", path);
-    return Status::Ok();
+    return SyncDir(ParentPath(path));
   }
 
   Status RemoveFile(const std::string& path) override {
@@ -318,9 +434,22 @@ Result<std::optional<std::string>> SymlinkOnPath(FileSystem& fs, const std::stri
   return std::optional<std::string>();
 }
 
-FileSystem& RealFileSystem() {
-  static PosixFileSystem fs;
+namespace {
+std::atomic<FileSystem*> replaced_fs{nullptr};
+}  // namespace
+
+FileSystem& PosixFileSystem() {
+  static PosixFs fs;
   return fs;
+}
+
+FileSystem& RealFileSystem() {
+  FileSystem* fs = replaced_fs.load(std::memory_order_acquire);
+  return fs ? *fs : PosixFileSystem();
+}
+
+void ReplaceFileSystemForTesting(FileSystem* fs) {
+  replaced_fs.store(fs, std::memory_order_release);
 }
 
 Clock& SystemClock() {

@@ -28,23 +28,36 @@ class FileSystem {
   /// Whole file as bytes. Missing file → code "ENOENT".
   virtual Result<std::string> ReadFile(const std::string& path) = 0;
 
-  /// Durable atomic replace (cpp-notes §4.1): write `.<name>.<pid>.<seq>.tmp` in the same
-  /// directory (O_EXCL), loop write, fsync, close (checked), rename over `path`, fsync the
+  /// The one durable atomic replace (cpp-notes §4.1): write `.<name>.<pid>.<seq>.tmp` in the
+  /// same directory (O_EXCL), loop write, fsync, close (checked), rename over `path`, fsync the
   /// directory. On any failure the temp file is unlinked and `path` is untouched.
   virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
 
-  /// Appends `data` to `path` (created 0644 if absent) with O_APPEND and a single write(2),
-  /// then fsync. A short write is reported as an error (code "EIO" if errno is unset).
+  /// The one durable append of whole lines (journal, decision ledger, grounding ledger).
+  /// `data` is one or more `\n`-terminated lines. Opens `path` O_RDWR|O_APPEND (creating it
+  /// 0644 with O_EXCL when absent, then fsyncing its directory), takes an exclusive flock(2) on
+  /// it for the whole append (so no other appender writes between our write and a rollback),
+  /// and when the file is non-empty and its last byte is not `\n` (a writer that crashed
+  /// mid-line, or a hand edit) starts with a `\n`, so a line is never glued to another.
+  /// Then writes until done (a short write is continued), fsyncs and closes.
+  /// On ANY failure (ENOSPC after a short write, EIO at fsync, …) the file is truncated back to
+  /// its length before the append and fsynced, so it is byte-for-byte as it was, and the error
+  /// carries the real errno: code = its name ("ENOSPC"), message
+  /// `append <path>: No space left on device (ENOSPC); the file is unchanged (<n> bytes);
+  /// <fix>` where <fix> names what to do (free space on the file system holding <dir>, …).
+  /// If even the rollback fails, the message says so and how to repair the file by hand.
   virtual Status AppendDurable(const std::string& path, std::string_view data) = 0;
 
   /// Creates `data` at `path` only if nothing is there (O_CREAT|O_EXCL); "EEXIST" otherwise.
   /// Used for the per-card `commit.lock` (reference §3.4).
   virtual Status CreateExclusive(const std::string& path, std::string_view data) = 0;
 
-  /// mkdir -p (mode 0755). Existing directories are fine.
+  /// mkdir -p (mode 0755). Existing directories are fine. The parent of every directory it
+  /// creates is fsynced, so a created directory survives a crash.
   virtual Status CreateDirs(const std::string& path) = 0;
 
-  /// A single mkdir that fails with "EEXIST" when the path exists (card id reservation).
+  /// A single mkdir that fails with "EEXIST" when the path exists (card id reservation); the
+  /// parent directory is fsynced after a successful mkdir.
   virtual Status CreateDirExclusive(const std::string& path) = 0;
 
   /// unlink; "ENOENT" when absent.
@@ -78,8 +91,17 @@ class FileSystem {
 Result<std::optional<std::string>> SymlinkOnPath(FileSystem& fs, const std::string& base,
                                                  const std::string& dir);
 
-/// The real POSIX implementation (process-wide singleton, thread-safe).
+/// The file system the commands use: the POSIX implementation (PosixFileSystem), unless a test
+/// replaced it with ReplaceFileSystemForTesting.
 FileSystem& RealFileSystem();
+
+/// The real POSIX implementation (process-wide singleton, thread-safe); never replaced.
+FileSystem& PosixFileSystem();
+
+/// Test seam: until called again with nullptr, RealFileSystem() returns `*fs` (which must not
+/// itself wrap RealFileSystem(); wrap PosixFileSystem()). Used to inject faults, exceptions
+/// included, into a whole command run in-process.
+void ReplaceFileSystemForTesting(FileSystem* fs);
 
 /// Formats an errno failure the way every FileSystem error reads:
 /// Status{code: "EACCES", message: "<op> <path>: Permission denied (EACCES)"}.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <thread>
 
 #include "host/card_file.h"
@@ -423,22 +424,49 @@ Result<Card> Store::Create(const CreateRequest& request) {
   return CardOf(root_, id, dir, std::move(state), title, std::string(JsTrim(request.body)));
 }
 
+namespace {
+
+// The per-card `commit.lock` held for one scope (reference §3.4). The destructor removes it on
+// every way out of the scope, an exception included, so no path of ours leaves a lock behind.
+class CommitLock {
+ public:
+  // Tries once: ok, or the CreateExclusive error ("EEXIST" when another commit holds it).
+  static Result<std::unique_ptr<CommitLock>> TryTake(FileSystem& fs, Warnings& warnings,
+                                                     std::string path, std::string id) {
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (Status taken = fs.CreateExclusive(path, pid); !taken.ok()) return taken;
+    return std::unique_ptr<CommitLock>(
+        new CommitLock(fs, warnings, std::move(path), std::move(id)));
+  }
+  CommitLock(const CommitLock&) = delete;
+  CommitLock& operator=(const CommitLock&) = delete;
+  ~CommitLock() {
+    Status released = fs_.RemoveFile(path_);
+    if (!released.ok() && !IsAbsent(released)) {
+      warnings_.Warn("devflow: could not remove the commit lock " + path_ + ": " +
+                     released.message() + "; remove it by hand or card " + id_ + " stays locked");
+    }
+  }
+
+ private:
+  CommitLock(FileSystem& fs, Warnings& warnings, std::string path, std::string id)
+      : fs_(fs), warnings_(warnings), path_(std::move(path)), id_(std::move(id)) {}
+  FileSystem& fs_;
+  Warnings& warnings_;
+  std::string path_;
+  std::string id_;
+};
+
+}  // namespace
+
 Status Store::WithCommitLock(const std::string& id, const std::string& action_hint,
                              const std::function<Status()>& body) {
   std::string lock = JoinPath(CardDir(id), "commit.lock");
-  std::string pid = std::to_string(::getpid()) + "\n";
   for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
-    Status taken = fs_.CreateExclusive(lock, pid);
-    if (taken.ok()) {
-      Status result = body();
-      if (Status released = fs_.RemoveFile(lock); !released.ok() && !IsAbsent(released)) {
-        warnings_.Warn("devflow: could not remove the commit lock " + lock + ": " +
-                       released.message() + "; remove it by hand or card " + id + " stays locked");
-      }
-      return result;
-    }
+    Result<std::unique_ptr<CommitLock>> held = CommitLock::TryTake(fs_, warnings_, lock, id);
+    if (held.ok()) return body();  // `held` releases the lock however body() ends
     // A lock is never broken by age (reference §3.4): only EEXIST is worth waiting on.
-    if (taken.code() != "EEXIST") return taken;
+    if (held.status().code() != "EEXIST") return held.status();
     if (attempt + 1 < kLockAttempts) std::this_thread::sleep_for(kLockRetry);
   }
   return Refuse("write-contended",

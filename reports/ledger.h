@@ -47,12 +47,11 @@ std::string PyJsonOptional(const std::optional<std::string>& text);
 /// of that shape is returned unchanged.
 std::string LedgerTimestamp(std::string_view iso_ms);
 
-/// Appends `row` to `path` under an exclusive flock(2) on the ledger file itself (opened
-/// O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, mode 0644): one write(2) of the whole row (a short
-/// write is finished under the same lock), fsync, close; a newly created file also gets its
-/// directory fsynced. The directory is not created. Errors: the OS error as a Status (code
-/// = errno name, message `<op> <path>: <strerror> (<ERRNO>)`, ops "open", "lock", "write",
-/// "fsync", "close"). Never throws.
+/// Appends `row` (one `\n`-terminated line) to `path` through the one durable append,
+/// FileSystem::AppendDurable of RealFileSystem(): under an exclusive flock(2) on the ledger file,
+/// never glued to a torn last line, and on any failure the file is cut back to what it was and
+/// the error names the real errno, the path and the fix. The directory is not created. Never
+/// throws.
 Status AppendLocked(const std::string& path, std::string_view row);
 
 }  // namespace devflow

@@ -70,8 +70,10 @@ TEST_CASE("ledger: an append to a missing directory or a full device names the O
   test::TempDir tmp;
   const Status missing = AppendLocked(tmp / "none/gate.jsonl", "x\n");
   CHECK(missing.code() == "ENOENT");
-  CHECK(missing.message() ==
-        "open " + tmp / "none/gate.jsonl" + ": No such file or directory (ENOENT)");
+  CHECK(missing.message() == "append " + tmp / "none/gate.jsonl" +
+                                 ": No such file or directory (ENOENT) at open; nothing was "
+                                 "written; create the directory " +
+                                 tmp / "none" + " and retry");
   const Status full = AppendLocked("/dev/full", "x\n");
   CHECK(full.code() == "ENOSPC");
 }

@@ -54,7 +54,7 @@ class FixedClock : public Clock {
 /// "mkdir-exclusive", "remove", "list", "kind".
 class FaultyFileSystem : public FileSystem {
  public:
-  explicit FaultyFileSystem(FileSystem& base = RealFileSystem()) : base_(base) {}
+  explicit FaultyFileSystem(FileSystem& base = PosixFileSystem()) : base_(base) {}
   /// Fails `op` on any path containing `path_part` with `err`, `times` times (-1 = always).
   void Fail(std::string op, std::string path_part, int err, int times = -1);
   void Clear() { rules_.clear(); }
