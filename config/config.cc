@@ -1,11 +1,15 @@
 #include "config/config.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 #include <cstdio>
 #include <sstream>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <exception>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -14,6 +18,7 @@
 #include <utility>
 
 #include "host/os.h"
+#include "reports/sha256.h"
 
 namespace devflow {
 
@@ -320,10 +325,24 @@ class Loader {
                     "plugin entries)");
       return;
     }
-    static const std::vector<std::string> kTop = {"providers", "plugins"};
+    static const std::vector<std::string> kTop = {"providers", "plugins", "ledger"};
     auto entries = Entries(root, "top level", "", &kTop);
     for (const auto& e : entries) {
       if (e.key == "providers") Providers(e, config);
+      if (e.key == "ledger") {
+        // `required` (the default): no commit without its decision-ledger row; `best-effort`
+        // warns and commits when the row cannot be written (issue 7 item 10).
+        const YAML::Node& v = e.value;
+        if (v.IsScalar() && (v.Scalar() == "required" || v.Scalar() == "best-effort")) {
+          config.ledger_best_effort = v.Scalar() == "best-effort";
+        } else {
+          problems_.Add(At(e), "ledger",
+                        "ledger must be required (no commit without its decision-ledger row, the "
+                        "default) or best-effort (warn and commit when the row cannot be "
+                        "written)" +
+                            Got(v));
+        }
+      }
       if (e.key == "plugins") {
         if (!e.value.IsSequence()) {
           problems_.Add(At(e), "plugins",
@@ -1004,6 +1023,7 @@ Result<GateConfig> LoadConfigText(const std::string& text, const std::string& fi
   Loader loader(file);
   GateConfig config;
   config.file = file;
+  config.sha256 = Sha256Hex(text);
   try {
     YAML::Node top;
     std::optional<YAML::Mark> second;
@@ -1073,6 +1093,110 @@ std::vector<std::string> ConfigWarnings(const GateConfig& config) {
                     "): " + EdgeItem(edge.edge.Name()) + ".provider " + Quote(edge.provider) +
                     " is not defined under providers; moves on this edge will fail closed");
     }
+  }
+  return out;
+}
+
+}  // namespace devflow
+
+namespace devflow {
+namespace {
+
+// The first executable regular file named `name` on the colon-separated `search_path`, or "".
+std::string FindOnPath(const std::string& name, const std::string& search_path) {
+  size_t at = 0;
+  while (at <= search_path.size()) {
+    size_t end = search_path.find(':', at);
+    if (end == std::string::npos) end = search_path.size();
+    std::string dir = search_path.substr(at, end - at);
+    at = end + 1;
+    if (dir.empty()) dir = ".";  // POSIX: an empty entry is the cwd
+    const std::string candidate = AbsolutePath(JoinPath(dir, name));
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return "";
+}
+
+bool Inside(const std::string& path, const std::string& dir) {
+  if (dir.empty()) return false;
+  if (dir == "/") return true;
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         path[dir.size()] == '/');
+}
+
+// realpath, or the lexical absolute path when it does not resolve.
+std::string Real(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) ? std::string(buf) : AbsolutePath(path);
+}
+
+// "writable by group" / "writable by others" / "" for the mode of `path`.
+std::string LooseWrite(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  if (st.st_mode & S_IWOTH) return "writable by others";
+  if (st.st_mode & S_IWGRP) return "writable by group";
+  return "";
+}
+
+}  // namespace
+
+void ResolveProviderPrograms(GateConfig& config, const std::string& workspace,
+                             const std::string& search_path) {
+  for (ProviderConfig& provider : config.providers) {
+    if (provider.builtin || provider.command.empty() || provider.command[0].empty()) continue;
+    std::string& program = provider.command[0];
+    if (program.find('/') != std::string::npos) {
+      program = ResolveAgainst(workspace.empty() ? AbsolutePath(".") : workspace, program);
+    } else if (std::string found = FindOnPath(program, search_path); !found.empty()) {
+      program = found;
+    }
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> ProviderPrograms(const GateConfig& config,
+                                                                  const std::string& self) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ProviderConfig& provider : config.providers) {
+    if (provider.builtin) {
+      out.emplace_back(provider.name, self);
+    } else if (!provider.command.empty()) {
+      out.emplace_back(provider.name, provider.command[0]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> TrustWarnings(const GateConfig& config, const std::string& workspace,
+                                       const std::string& self) {
+  std::vector<std::string> out;
+  const std::string ws = workspace.empty() ? "" : Real(workspace);
+  auto check = [&](const std::string& what, const std::string& path, const std::string& fix) {
+    const std::string real = Real(path);
+    if (Inside(real, ws)) {
+      out.push_back(what + " " + path + " lies inside the workspace " + ws +
+                    ", which the judged agent can write: it can change what decides its own "
+                    "moves; " +
+                    fix);
+    }
+    for (const std::string& p : {real, ParentPath(real)}) {
+      if (std::string loose = LooseWrite(p); !loose.empty()) {
+        out.push_back(what + " " + path + (p == real ? "" : " is in a directory " + p + " that") +
+                      " is " + loose + "; chmod go-w " + p);
+        break;
+      }
+    }
+  };
+  check("the config file", config.file,
+        "keep it outside (pass --config FILE or set DEVFLOW_GATE_CONFIG; docs/security.md)");
+  for (const auto& [provider, program] : ProviderPrograms(config, self)) {
+    if (program.empty() || program[0] != '/') continue;  // not found: ConfigWarnings' job
+    check("providers." + provider + " program", program,
+          "install the checker outside the workspace and name it by absolute path");
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/stages.h"
@@ -107,7 +108,11 @@ struct PluginConfig {
 
 /// The whole file.
 struct GateConfig {
-  std::string file;                       // path it was loaded from
+  std::string file;    // path it was loaded from
+  std::string sha256;  // SHA-256 (hex) of the bytes that were parsed
+  /// `ledger: best-effort`: a move whose decision-ledger row cannot be written warns and
+  /// commits; default (`ledger: required`) refuses it with "ledger-unwritable".
+  bool ledger_best_effort = false;
   std::vector<ProviderConfig> providers;  // file order
   std::vector<PluginConfig> plugins;      // the waterfall, in order
   /// The provider named `name`, or nullptr (an undefined provider fails closed at check time).
@@ -130,5 +135,25 @@ Result<GateConfig> LoadConfigText(const std::string& text, const std::string& fi
 /// `plugins[<i>](devflow-agent-gate): edges["<key>"].provider "<name>" is not defined under
 /// providers; moves on this edge will fail closed`.
 std::vector<std::string> ConfigWarnings(const GateConfig& config);
+
+/// Pins each command provider's program when the config loads (issue 7 item 8): `command[0]`
+/// without a '/' is looked up on `search_path` (the host's $PATH) now, a relative path with a
+/// '/' is resolved against `workspace` (the checker's cwd), and `command[0]` is replaced by the
+/// absolute, lexically normal path found, so the checker then runs exactly that path whatever
+/// PATH or the workspace's files on the search path become. A program that cannot be found is
+/// left as written (its check fails closed at dispatch, naming it).
+void ResolveProviderPrograms(GateConfig& config, const std::string& workspace,
+                             const std::string& search_path);
+
+/// The program each provider runs, in config order: provider name → absolute path (a builtin's
+/// is `self`, the running devflow-gate binary).
+std::vector<std::pair<std::string, std::string>> ProviderPrograms(const GateConfig& config,
+                                                                  const std::string& self);
+
+/// Trust-boundary findings for `config check` (issue 7 item 8), one line each: the config file,
+/// or a provider's program, lies inside `workspace` (which the judged agent can write), or is
+/// writable by group or others (or its directory is). Each line names the path and the fix.
+std::vector<std::string> TrustWarnings(const GateConfig& config, const std::string& workspace,
+                                       const std::string& self);
 
 }  // namespace devflow

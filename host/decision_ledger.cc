@@ -7,6 +7,21 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 ojson ActorJson(const Actor& a) { return ojson::parse(EncodeActorJson(a)); }
+
+void AddIdentity(ojson& row, const DecisionIdentity& identity) {
+  ojson config;
+  config["file"] = identity.config_file;
+  config["sha256"] = identity.config_sha256;
+  row["config"] = config;
+  ojson programs = ojson::object();
+  for (const auto& [provider, path] : identity.programs) programs[provider] = path;
+  row["programs"] = programs;
+}
+
+std::string Dump(const ojson& row) {
+  return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace
 
 std::string DecisionLedgerPath(const std::string& root) {
@@ -14,7 +29,7 @@ std::string DecisionLedgerPath(const std::string& root) {
 }
 
 std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
-                        const std::string& now) {
+                        const std::string& now, const DecisionIdentity& identity) {
   const bool resolved = !outcome.attempt.id.empty();
   ojson row;
   row["at"] = resolved ? outcome.attempt.at : now;
@@ -40,14 +55,46 @@ std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
   row["report"] = report;
   row["parked"] = outcome.parked;
   row["sandbox"] = outcome.sandbox;
-  return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  AddIdentity(row, identity);
+  return Dump(row);
+}
+
+std::string IntentRow(const Attempt& attempt, const TransitionCommit& commit,
+                      const DecisionIdentity& identity) {
+  const int64_t rev = commit.expected_revision + 1;
+  const std::string edge = attempt.edge().Name();
+  ojson row;
+  row["at"] = attempt.at;
+  row["card"] = attempt.id;
+  row["edge"] = edge;
+  row["revision"] = attempt.expected_revision;
+  row["by"] = ActorJson(commit.by);
+  row["code"] = "commit-intent";
+  row["ok"] = true;
+  row["message"] =
+      "committing card " + attempt.id + " " + edge + " as revision " + std::to_string(rev);
+  row["checks"] =
+      ojson::parse(EncodeChecksJson(commit.gate ? commit.gate->checks : std::vector<GateCheck>{}));
+  row["report"] = nullptr;
+  row["parked"] = false;
+  AddIdentity(row, identity);
+  ojson entry;
+  entry["rev"] = rev;
+  entry["at"] = commit.at;
+  row["commit"] = entry;
+  return Dump(row);
 }
 
 Status AppendDecision(FileSystem& fs, const std::string& root, const MoveRequest& request,
-                      const MoveOutcome& outcome, const std::string& now) {
+                      const MoveOutcome& outcome, const std::string& now,
+                      const DecisionIdentity& identity) {
+  return AppendDecisionRow(fs, root, DecisionRow(request, outcome, now, identity));
+}
+
+Status AppendDecisionRow(FileSystem& fs, const std::string& root, const std::string& row) {
   const std::string path = DecisionLedgerPath(root);
   if (Status s = fs.CreateDirs(ParentPath(path)); !s.ok()) return s;
-  return fs.AppendDurable(path, DecisionRow(request, outcome, now) + "\n");
+  return fs.AppendDurable(path, row + "\n");
 }
 
 }  // namespace devflow

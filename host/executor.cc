@@ -150,6 +150,15 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
                   std::string(LocationName(attempt->to)) + "; nothing was written";
     return out;
   }
+  if (before_commit_) {
+    if (Status recorded = before_commit_(*attempt, commit); !recorded.ok()) {
+      // No durable record of the commit, so no commit (issue 7 item 10).
+      out.code = recorded.code();
+      out.message = recorded.message();
+      out.checks.clear();
+      return out;
+    }
+  }
   Result<Card> committed = store_.CommitTransition(commit);
   if (!committed.ok()) {
     // Nothing was committed: no check stands, and the card is reported as it now is.

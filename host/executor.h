@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,17 +45,28 @@ struct MoveOutcome {
   std::vector<std::string> sandbox;
 };
 
+/// Called just before each Store::CommitTransition of a real move (the move itself, and the
+/// park of a fail-closed veto) with the attempt being committed and the commit. It writes the
+/// durable record that the commit is about to happen (the decision ledger's intent row, issue 7
+/// item 10). A failed Status refuses that commit: nothing is committed, and the outcome gets the
+/// Status's code (e.g. "ledger-unwritable") and message.
+using BeforeCommit = std::function<Status(const Attempt&, const TransitionCommit&)>;
+
 /// Runs moves on one store with one waterfall.
 class Executor {
  public:
   Executor(Store& store, std::vector<Policy*> policies, Clock& clock, Warnings& warnings)
       : store_(store), policies_(std::move(policies)), clock_(clock), warnings_(warnings) {}
 
+  /// Installs the hook run before every commit (none by default).
+  void SetBeforeCommit(BeforeCommit hook) { before_commit_ = std::move(hook); }
+
   /// Steps of §2.2: read; revision CAS ("revision-mismatch": `card <id> is at revision N, not
   /// the expected M; re-read and retry`); legality ("illegal-edge"); rework reason
   /// ("reason-required"); waterfall; on allow, Store::CommitTransition (lock + re-check). On a
   /// fail-closed veto, the requested park is committed afterwards (or described under dry run);
   /// a park that cannot commit only warns `<policy>: failed to park card <id> blocked: <msg>`.
+  /// The BeforeCommit hook runs before each commit; its failure refuses the commit.
   MoveOutcome Move(const MoveRequest& request);
 
   /// Resolves the attempt the waterfall would see (for `--explain`); fails like Move's
@@ -69,6 +81,7 @@ class Executor {
   std::vector<Policy*> policies_;
   Clock& clock_;
   Warnings& warnings_;
+  BeforeCommit before_commit_;
 };
 
 }  // namespace devflow

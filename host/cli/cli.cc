@@ -55,8 +55,11 @@ std::string ResolveRoot(const Globals& g) {
   return AbsolutePath(".devflow");
 }
 
+// --config, else $DEVFLOW_GATE_CONFIG, else <workspace>/devflow-gate.yaml (docs/security.md:
+// keep the config outside the workspace the judged agent can write).
 std::string ResolveConfig(const Globals& g, const std::string& root) {
   if (!g.config.empty()) return AbsolutePath(g.config);
+  if (const char* env = std::getenv("DEVFLOW_GATE_CONFIG"); env && *env) return AbsolutePath(env);
   return JoinPath(ParentPath(root), "devflow-gate.yaml");
 }
 
@@ -93,7 +96,7 @@ int Fail(const std::string& message, int code = kExitUsage) {
 
 int ExitFor(const std::string& code) {
   if (code == "not-found" || code == "usage" || code == "config" || code == "empty-title" ||
-      code == "invalid-slug" || code == "invalid-kind") {
+      code == "invalid-slug" || code == "invalid-kind" || code == "internal-error") {
     return kExitUsage;
   }
   return kExitRejected;
@@ -343,7 +346,7 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
 int ConfigCheck(const Globals& g, bool json) {
   std::string root = ResolveRoot(g);
   std::string file = ResolveConfig(g, root);
-  Result<GateConfig> config = LoadConfigFile(file);
+  Result<GateConfig> config = LoadPinnedConfig(file, root);
   if (!config.ok()) {
     if (json) {
       ojson j;
@@ -366,6 +369,9 @@ int ConfigCheck(const Globals& g, bool json) {
     return PrintConfigProblem(config.status());
   }
   std::vector<std::string> warnings = ConfigWarnings(*config);
+  for (std::string& w : TrustWarnings(*config, ParentPath(root), SelfPath("devflow-gate"))) {
+    warnings.push_back(std::move(w));
+  }
   // A provider whose checks would run at level "none" is an error, not a level (issue 7 item
   // 6). config check writes nothing, not even the probe cache (item 12).
   SubprocessOptions options;
@@ -411,7 +417,7 @@ int ConfigCheck(const Globals& g, bool json) {
 
 }  // namespace
 
-int RunCli(int argc, char** argv) {
+static int RunCliUnguarded(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a checker that exits early must not kill the host
   // Global options come first; the commands below parse their own arguments (release_gate.py's
   // flags for `ground`, the checker's for `checker grounding`, the operators' sub-words), so
@@ -618,6 +624,23 @@ int RunCli(int argc, char** argv) {
   }
   std::cout.flush();
   return rc;
+}
+
+int RunCli(int argc, char** argv) {
+  // No exception ends the process through std::terminate: it is an internal error, exit 2
+  // (a move also records it in the decision ledger, see RunMove).
+  try {
+    return RunCliUnguarded(argc, argv);
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    return Fail(std::string("internal error: ") + e.what() +
+                "; report this with the command that failed");
+  } catch (...) {
+    std::cout.flush();
+    return Fail(
+        "internal error: an exception that is not a std::exception; report this with the "
+        "command that failed");
+  }
 }
 
 }  // namespace devflow

@@ -1,6 +1,8 @@
 #include "host/deployment/deployment.h"
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "host/cleanup.h"
 #include "host/decision_ledger.h"
@@ -27,12 +29,56 @@ ojson Brief(const Card& c) {
 
 std::string Quoted(Location l) { return "\"" + std::string(LocationName(l)) + "\""; }
 
+// An exception escaped the move (issue 7 item 10): never std::terminate. Whether the commit
+// happened is read back from the journal (the announced rev with the attempt's `at`).
+MoveOutcome Crashed(Deployment& d, const MoveRequest& request,
+                    const std::optional<std::pair<Attempt, int64_t>>& intent,
+                    const std::string& what) {
+  MoveOutcome out;
+  out.code = "internal-error";
+  bool committed = false;
+  try {
+    Result<Card> now = d.store->Read(request.id);
+    if (now.ok()) {
+      out.card = *now;
+      if (intent) {
+        out.attempt = intent->first;
+        for (const JournalEntry& entry : now->entries) {
+          committed = committed || (entry.rev == intent->second && entry.at == intent->first.at);
+        }
+      }
+    }
+  } catch (...) {  // the read back failed the same way: nothing more is known
+  }
+  out.ok = committed;
+  out.message = "internal error while moving card " + request.id + ": " + what + "; " +
+                (committed ? "the transition was committed (journal revision " +
+                                 std::to_string(intent->second) + ")"
+                           : std::string("nothing was committed")) +
+                "; report this with the command that failed";
+  return out;
+}
+
 }  // namespace
+
+Result<GateConfig> LoadPinnedConfig(const std::string& file, const std::string& root) {
+  Result<GateConfig> config = LoadConfigFile(file);
+  if (!config.ok()) return config;
+  const char* path = std::getenv("PATH");
+  ResolveProviderPrograms(*config, ParentPath(root),
+                          path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+  return config;
+}
+
+DecisionIdentity IdentityOf(const Deployment& d) {
+  return DecisionIdentity{d.config.file, d.config.sha256, ProviderPrograms(d.config, d.self_path)};
+}
 
 Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& options) {
   auto d = std::make_unique<Deployment>();
   d->root = options.root;
-  Result<GateConfig> config = LoadConfigFile(options.config_file);
+  d->self_path = options.self_path;
+  Result<GateConfig> config = LoadPinnedConfig(options.config_file, options.root);
   if (!config.ok()) return config.status();
   d->config = std::move(*config);
   Warnings& warnings = options.warnings ? *options.warnings : StderrWarnings();
@@ -72,16 +118,60 @@ MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warning
       warnings.Warn("devflow-gate: could not remove a stale temporary file: " + problem);
     }
   }
+  // The decision ledger (issue 7 item 10, docs/decisions.md): an intent row is durable before
+  // each commit, the outcome row after the move. Without the intent row there is no commit,
+  // unless the config says `ledger: best-effort`.
+  const DecisionIdentity identity = IdentityOf(d);
+  const std::string ledger = DecisionLedgerPath(d.root);
+  std::optional<std::pair<Attempt, int64_t>> intent;  // the last commit announced, and its rev
   Executor executor(*d.store, d.policies, SystemClock(), warnings);
+  if (!request.dry_run) {
+    executor.SetBeforeCommit([&](const Attempt& attempt, const TransitionCommit& commit) {
+      Status written =
+          AppendDecisionRow(RealFileSystem(), d.root, IntentRow(attempt, commit, identity));
+      if (written.ok()) {
+        intent.emplace(attempt, commit.expected_revision + 1);
+        return Status::Ok();
+      }
+      const std::string what = "card " + commit.id + " " + attempt.edge().Name();
+      if (d.config.ledger_best_effort) {
+        warnings.Warn(
+            "devflow-gate: committing " + what +
+            " without its decision-ledger row (ledger: best-effort): " + written.message());
+        return Status::Ok();
+      }
+      return Status::Error("ledger-unwritable",
+                           "devflow-gate: " + what +
+                               " was not committed: its decision-ledger row could not be "
+                               "written, and no transition commits without one: " +
+                               written.message() + " (or set ledger: best-effort in " +
+                               d.config.file + " to commit without the row)");
+    });
+  }
   TakeSandboxLevels();  // only this attempt's dispatches (this thread's) count
-  MoveOutcome out = executor.Move(request);
+  MoveOutcome out;
+  std::optional<std::string> crashed;
+  try {
+    out = executor.Move(request);
+  } catch (const std::exception& e) {
+    crashed = e.what();
+  } catch (...) {
+    crashed = "an exception that is not a std::exception";
+  }
+  if (crashed) out = Crashed(d, request, intent, *crashed);
   out.sandbox = TakeSandboxLevels();
   if (!request.dry_run && out.code != "not-found") {
-    Status logged = AppendDecision(RealFileSystem(), d.root, request, out, SystemClock().NowIso());
+    Status logged = AppendDecisionRow(RealFileSystem(), d.root,
+                                      DecisionRow(request, out, SystemClock().NowIso(), identity));
     if (!logged.ok()) {
       if (ledger_failed) *ledger_failed = true;
-      warnings.Warn("devflow-gate: could not record the decision in " + DecisionLedgerPath(d.root) +
-                    ": " + logged.message());
+      if (out.code != "ledger-unwritable") {
+        warnings.Warn("devflow-gate: could not record the decision in " + ledger + ": " +
+                      logged.message() +
+                      (intent ? "; the commit-intent row written before the commit stands as "
+                                "its record"
+                              : ""));
+      }
     }
   }
   return out;
@@ -229,7 +319,8 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
     row.reports = out.reports;
     row.attempt = attempt;
     row.sandbox = TakeSandboxLevels();
-    Status logged = AppendDecision(RealFileSystem(), d.root, as_move, row, SystemClock().NowIso());
+    Status logged = AppendDecision(RealFileSystem(), d.root, as_move, row, SystemClock().NowIso(),
+                                   IdentityOf(d));
     if (!logged.ok()) {
       if (ledger_failed) *ledger_failed = true;
       warnings.Warn("devflow-gate: could not record the decision in " + DecisionLedgerPath(d.root) +

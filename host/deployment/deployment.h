@@ -15,6 +15,7 @@
 
 #include "checker/subprocess.h"
 #include "config/config.h"
+#include "host/decision_ledger.h"
 #include "host/executor.h"
 #include "host/status.h"
 #include "host/store.h"
@@ -33,6 +34,7 @@ struct Deployment {
   std::vector<Policy*> policies;  // the waterfall, config order
   /// Directories the policies replace files in (plugin/registry.h OwnedDirs), for the sweep.
   std::vector<std::string> owned_dirs;
+  std::string self_path;  // the devflow-gate binary (builtin providers' program)
 };
 
 /// How LoadDeployment builds one.
@@ -48,14 +50,26 @@ struct DeploymentOptions {
   std::function<std::unique_ptr<CheckerDispatch>(CheckerDispatch& inner)> wrap_checker;
 };
 
-/// Loads the config and builds the deployment. Errors: LoadConfigFile's (code "config" with
-/// one problem per line, or an errno code), BuildPolicies's.
+/// Loads the config file and pins every command provider's program to an absolute path now
+/// (ResolveProviderPrograms against the workspace, the parent of `root`, and the host's $PATH
+/// as it is at load time; issue 7 item 8). Errors: LoadConfigFile's.
+Result<GateConfig> LoadPinnedConfig(const std::string& file, const std::string& root);
+
+/// What every decision row of this deployment names: the config file, its SHA-256 and each
+/// provider's program (host/decision_ledger.h).
+DecisionIdentity IdentityOf(const Deployment& d);
+
+/// Loads the config (LoadPinnedConfig) and builds the deployment. Errors: LoadConfigFile's (code
+/// "config" with one problem per line, or an errno code), BuildPolicies's.
 Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& options);
 
 /// A real (not dry-run) move of `request` as `devflow-gate move` makes it: stale temporaries
 /// of dead writers swept from the card's directories and the policies' owned directories,
-/// the executor's move, then the decision-ledger row (a row that cannot be written is warned
-/// about on `warnings`, and `*ledger_failed` set when given). Under dry run: the executor's
+/// the executor's move with a commit-intent row written before each commit (no row, no
+/// commit: code "ledger-unwritable", unless `ledger: best-effort`), then the outcome row (a
+/// row that cannot be written is warned about on `warnings`, and `*ledger_failed` set when
+/// given). An exception escaping the move becomes code "internal-error" (its message says,
+/// from the journal, whether the commit happened) with its row. Under dry run: the executor's
 /// move only, nothing written.
 MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warnings,
                     bool* ledger_failed = nullptr);

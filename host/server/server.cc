@@ -744,7 +744,7 @@ class Core {
                   std::to_string(options_.drain_timeout_ms) +
                   "ms ended before this attempt was decided";
     Status s = AppendDecision(RealFileSystem(), job.deployment->root, job.move, out,
-                              SystemClock().NowIso());
+                              SystemClock().NowIso(), IdentityOf(*job.deployment));
     if (!s.ok()) {
       metrics_.LedgerRowNotWritten();
       Log().Write("error", {{"msg", "could not write an interrupted row: " + s.message()},

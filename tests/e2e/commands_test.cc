@@ -87,7 +87,13 @@ TEST_CASE("config check accepts the file and warns about an undefined provider")
   CHECK(j.exit_code == 0);
   auto parsed = nlohmann::json::parse(j.out);
   CHECK(parsed["ok"] == true);
-  CHECK(parsed["warnings"] == nlohmann::json::array({warning}));
+  // The config in the workspace is a trust warning of its own (tests/config/trust_test.cc).
+  const std::string trust = "the config file " + ws / "devflow-gate.yaml" +
+                            " lies inside the workspace " + ws.path() +
+                            ", which the judged agent can write: it can change what decides its "
+                            "own moves; keep it outside (pass --config FILE or set "
+                            "DEVFLOW_GATE_CONFIG; docs/security.md)";
+  CHECK(parsed["warnings"] == nlohmann::json::array({warning, trust}));
 
   // And the move it warned about fails closed at check time.
   ws.CardInDesigning();

@@ -1,0 +1,382 @@
+// Records that must not be lost or torn (issue 7 items 9 and 10, code paths): the one durable
+// append on a really full disk (a tmpfs with room for commit.lock but not the whole line), a
+// journal or ledger whose last line lacks its newline, the commit lock released on an exception,
+// no commit without its decision-ledger row, and an exception that escapes a move.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "faults/faults.h"
+#include "gate/fixture.h"
+#include "host/cli/cli.h"
+#include "reports/sha256.h"
+
+namespace devflow::faults {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr size_t kPage = 4096;
+
+void Prepare(Workspace& ws, const std::string& extra_config = "") {
+  GateYaml yaml;
+  yaml.command = {Fixture("checkers/allow.sh")};
+  ws.WriteConfig(yaml.Text() + extra_config);
+  ws.CardInDesigning();
+}
+
+// Mounts a tmpfs of `size` over the existing directory `dir`, keeping its files (copied out and
+// back in). nullopt-like: `mounted()` false when mount(2) is not permitted.
+std::unique_ptr<Tmpfs> MountKeeping(const std::string& dir, const std::string& size) {
+  const std::string keep = dir + ".keep";
+  fs::rename(dir, keep);
+  fs::create_directories(dir);
+  auto mounted = std::make_unique<Tmpfs>(dir, "size=" + size);
+  fs::copy(keep, dir, fs::copy_options::recursive);
+  fs::remove_all(keep);
+  return mounted;
+}
+
+// Pads `file` with blank lines (which every reader skips) so that exactly `room` bytes are left
+// in its last page, then fills the file system holding it to the last page: the next append
+// writes `room` bytes and then meets ENOSPC (a short write), unless `free_pages` pages are left
+// free for other files (commit.lock).
+void FillLeaving(const std::string& file, size_t room, size_t free_pages) {
+  size_t size = fs::file_size(file);
+  size_t pad = (kPage - room - size % kPage + kPage) % kPage;
+  std::ofstream(file, std::ios::app) << std::string(pad, '\n');
+  REQUIRE(fs::file_size(file) % kPage == kPage - room);
+  const std::string dir = fs::path(file).parent_path().string();
+  FillUp(dir);
+  const std::string filler = dir + "/filler";
+  const auto full = fs::file_size(filler);
+  REQUIRE(full >= free_pages * kPage);
+  fs::resize_file(filler, full - free_pages * kPage);
+}
+
+std::vector<json> Rows(const std::string& path) {
+  std::vector<json> rows;
+  for (const auto& line : e2e::Lines(test::Slurp(path).value_or(""))) {
+    if (line.find_first_not_of('\n') == std::string::npos) continue;
+    rows.push_back(json::parse(line));
+  }
+  return rows;
+}
+
+std::string LedgerFile(const Workspace& ws) { return ws.root() + "/ledger/decisions.jsonl"; }
+
+TEST_CASE("records: a full disk at the journal append leaves the journal byte-identical") {
+  Workspace ws("");
+  Prepare(ws);
+  auto small = MountKeeping(ws.card_dir(), "256k");
+  if (!small->mounted()) {
+    MESSAGE("no tmpfs here (" << small->error() << "): the seam case in disk_faults stands");
+    return;
+  }
+  // Room for commit.lock (one page) and 16 bytes of the journal's last page: not the line.
+  FillLeaving(ws.journal_path(), 16, 1);
+  const std::string before = test::Slurp(ws.journal_path()).value();
+  auto r = ws.Gate({"move", kCard, "ready"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 4);
+  CHECK(r.out == "append " + ws.journal_path() +
+                     ": No space left on device (ENOSPC); the file is unchanged (" +
+                     std::to_string(before.size()) +
+                     " bytes); free space on the file system "
+                     "holding " +
+                     ws.card_dir() + " and retry\n");
+  CHECK(test::Slurp(ws.journal_path()) == before);  // no torn half line
+  CHECK_FALSE(fs::exists(ws.card_dir() + "/commit.lock"));
+  auto card = ws.ShowJson();  // the card still folds (blank padding lines are skipped)
+  CHECK(card["stage"] == "designing");
+  CHECK(card["stageRevision"] == 4);
+  // The ledger says what happened: the intent, then the ENOSPC outcome; no row claims a commit.
+  auto rows = Rows(LedgerFile(ws));
+  REQUIRE(rows.size() >= 2);
+  CHECK(rows[rows.size() - 2]["code"] == "commit-intent");
+  CHECK(rows[rows.size() - 2]["commit"]["rev"] == 5);
+  CHECK(rows.back()["code"] == "ENOSPC");
+  CHECK(rows.back()["ok"] == false);
+
+  fs::remove(ws.card_dir() + "/filler");
+  auto retry = ws.Gate({"move", kCard, "ready"});
+  INFO("retry: " << retry.out << retry.err);
+  CHECK(retry.exit_code == 0);
+  const std::string after = test::Slurp(ws.journal_path()).value();
+  REQUIRE(after.rfind(before + "{\"rev\":5,", 0) == 0);  // whole line after the old bytes
+  CHECK(after.back() == '\n');
+  CHECK(ws.ShowJson()["stage"] == "ready");
+}
+
+TEST_CASE("records: a full disk at the decision ledger refuses the move; nothing is committed") {
+  Workspace ws("");
+  fs::create_directories(ws.root() + "/ledger");
+  Tmpfs small(ws.root() + "/ledger", "size=128k");
+  if (!small.mounted()) {
+    MESSAGE("no tmpfs here (" << small.error() << "): the ENOTDIR case below stands");
+    return;
+  }
+  Prepare(ws);
+  const std::string ledger = LedgerFile(ws);
+  FillLeaving(ledger, 16, 0);
+  const std::string ledger_before = test::Slurp(ledger).value();
+  const std::string journal_before = test::Slurp(ws.journal_path()).value();
+  auto r = ws.Gate({"move", kCard, "ready"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 4);
+  CHECK(r.out == "devflow-gate: card " + std::string(kCard) +
+                     " designing->ready was not committed: its decision-ledger row could not be "
+                     "written, and no transition commits without one: append " +
+                     ledger + ": No space left on device (ENOSPC); the file is unchanged (" +
+                     std::to_string(ledger_before.size()) +
+                     " bytes); free space on the file system holding " + ws.root() +
+                     "/ledger and retry (or set ledger: best-effort in " + ws.path() +
+                     "/devflow-gate.yaml to commit without the row)\n");
+  CHECK(test::Slurp(ledger) == ledger_before);  // rolled back: no fragment
+  CHECK(test::Slurp(ws.journal_path()) == journal_before);
+  RequireUnmoved(ws);
+
+  // A writer that crashed mid-row left a fragment: the next rows start on their own line.
+  fs::remove(ws.root() + "/ledger/filler");
+  const std::string fragment = "{\"at\":\"2026-09-16T08:00:00.000Z\",\"card\":\"00";
+  std::ofstream(ledger, std::ios::app) << fragment;
+  auto again = ws.Gate({"move", kCard, "ready"});
+  INFO("again: " << again.out << again.err);
+  CHECK(again.exit_code == 0);
+  const std::string after = test::Slurp(ledger).value();
+  REQUIRE(after.rfind(ledger_before + fragment + "\n", 0) == 0);
+  const auto tail = e2e::Lines(after.substr(ledger_before.size() + fragment.size() + 1));
+  REQUIRE(tail.size() == 2);
+  CHECK(json::parse(tail[0])["code"] == "commit-intent");
+  CHECK(json::parse(tail[1])["code"] == "committed");
+  RequireCommitted(ws, "ok");
+}
+
+TEST_CASE("records: an unwritable decision ledger refuses the move unless ledger: best-effort") {
+  SUBCASE("default: refused with ledger-unwritable, exit 4, nothing committed") {
+    Workspace ws("");
+    Prepare(ws);
+    fs::remove_all(ws.root() + "/ledger");
+    test::Spit(ws.root() + "/ledger", "not a directory\n");
+    const std::string before = test::Slurp(ws.journal_path()).value();
+    auto r = ws.Gate({"move", kCard, "ready", "--json"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 4);
+    auto j = json::parse(r.out);
+    CHECK(j["ok"] == false);
+    CHECK(j["code"] == "ledger-unwritable");
+    CHECK(j["checks"] == json::array());
+    CHECK(j["message"].get<std::string>().find(
+              "mkdir " + ws.root() + "/ledger: Not a directory (ENOTDIR)") != std::string::npos);
+    CHECK(test::Slurp(ws.journal_path()) == before);
+    RequireUnmoved(ws);
+  }
+  SUBCASE("ledger: best-effort: warned, committed") {
+    Workspace ws("");
+    Prepare(ws, "ledger: best-effort\n");
+    fs::remove_all(ws.root() + "/ledger");
+    test::Spit(ws.root() + "/ledger", "not a directory\n");
+    auto r = ws.Gate({"move", kCard, "ready"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == CommittedOut("ok"));
+    CHECK(r.err.find("devflow-gate: committing card " + std::string(kCard) +
+                     " designing->ready without its decision-ledger row (ledger: best-effort)") !=
+          std::string::npos);
+    RequireCommitted(ws, "ok");
+  }
+}
+
+TEST_CASE("records: a journal whose last line lacks its newline is never glued to our entry") {
+  Workspace ws("");
+  Prepare(ws);
+  std::string intact = test::Slurp(ws.journal_path()).value();
+  REQUIRE(intact.back() == '\n');
+  intact.pop_back();  // another writer crashed before its newline
+  test::Spit(ws.journal_path(), intact);
+  auto r = ws.Gate({"move", kCard, "ready"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 0);
+  const std::string after = test::Slurp(ws.journal_path()).value();
+  // Exactly the bytes the TypeScript store has for the same history: its newline restored,
+  // then our line.
+  REQUIRE(after.rfind(intact + "\n{\"rev\":5,", 0) == 0);
+  CHECK(after.back() == '\n');
+  RequireCommitted(ws, "ok");
+}
+
+// The in-process executor: an exception thrown from inside the commit (through the OS seam)
+// must not leave commit.lock behind.
+TEST_CASE("records: an exception inside the commit never leaves commit.lock behind") {
+  gatetest::Rig rig;
+  const std::string id = "0504-throwing-append";
+  gatetest::WriteCard(rig.root, id, {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
+  const std::string journal = rig.CardDir(id) + "/journal.jsonl";
+  const std::string before = rig.Journal(id);
+  bool thrown = false;
+  rig.fs.before = [&](const std::string& op, const std::string& path) {
+    if (op == "append" && path == journal) {
+      CHECK(fs::exists(rig.CardDir(id) + "/commit.lock"));  // thrown while the lock is held
+      thrown = true;
+      throw std::runtime_error("injected: the disk went away");
+    }
+  };
+  rig.scripted.Allow("design is sound");
+  CHECK_THROWS_WITH_AS(rig.Move(id), "injected: the disk went away", std::runtime_error);
+  CHECK(thrown);
+  CHECK_FALSE(fs::exists(rig.CardDir(id) + "/commit.lock"));
+  rig.fs.before = nullptr;
+  CHECK(rig.Journal(id) == before);
+  rig.scripted.Allow("design is sound");
+  CHECK(rig.Move(id).ok);  // the card is not locked out
+}
+
+// Runs RunCli in a child process with RealFileSystem() replaced by `faulty`; returns the wait
+// status and the child's stdout/stderr (files in `dir`).
+struct ChildRun {
+  int status = 0;
+  std::string out, err;
+};
+ChildRun RunCliInChild(FileSystem& faulty, const std::string& cwd, const std::string& dir,
+                       std::vector<std::string> args) {
+  const std::string out = dir + "/child.out", err = dir + "/child.err";
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr) ||
+        ::chdir(cwd.c_str()) != 0) {
+      ::_exit(120);
+    }
+    ReplaceFileSystemForTesting(&faulty);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int rc = RunCli(static_cast<int>(args.size()), argv.data());
+    std::fflush(nullptr);
+    ::_exit(rc);
+  }
+  ChildRun r;
+  REQUIRE(::waitpid(pid, &r.status, 0) == pid);
+  r.out = test::Slurp(out).value_or("");
+  r.err = test::Slurp(err).value_or("");
+  return r;
+}
+
+TEST_CASE("records: an exception that escapes a move exits 2 with a ledger row, no terminate") {
+  Workspace ws("");
+  Prepare(ws);
+  const std::string before = test::Slurp(ws.journal_path()).value();
+  test::FaultyFileSystem faulty;
+  faulty.before = [&](const std::string& op, const std::string& path) {
+    if (op == "append" && path == ws.journal_path()) {
+      throw std::runtime_error("injected: the journal disk went away");
+    }
+  };
+  test::TempDir out;
+  ChildRun r =
+      RunCliInChild(faulty, ws.path(), out.path(), {"devflow-gate", "move", kCard, "ready"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(WIFEXITED(r.status));  // not killed by SIGABRT from std::terminate
+  CHECK(WEXITSTATUS(r.status) == 2);
+  CHECK(r.err == "devflow-gate: internal error while moving card " + std::string(kCard) +
+                     ": injected: the journal disk went away; nothing was committed; report this "
+                     "with the command that failed\n");
+  CHECK(test::Slurp(ws.journal_path()) == before);
+  CHECK_FALSE(fs::exists(ws.card_dir() + "/commit.lock"));
+  auto rows = Rows(LedgerFile(ws));
+  REQUIRE(rows.size() >= 2);
+  CHECK(rows[rows.size() - 2]["code"] == "commit-intent");
+  CHECK(rows.back()["code"] == "internal-error");
+  CHECK(rows.back()["ok"] == false);
+  CHECK(rows.back()["edge"] == "designing->ready");
+  RequireUnmoved(ws);
+}
+
+TEST_CASE("records: every decision row names the config's SHA-256 and the program that ran") {
+  Workspace ws("");
+  Prepare(ws);
+  auto r = ws.Gate({"move", kCard, "ready"});
+  REQUIRE(r.exit_code == 0);
+  const std::string config = ws.path() + "/devflow-gate.yaml";
+  const std::string sha = Sha256Hex(test::Slurp(config).value());
+  auto rows = Rows(LedgerFile(ws));
+  REQUIRE(rows.size() >= 2);
+  for (const auto& row : rows) {
+    CHECK(row["config"]["file"] == config);
+    CHECK(row["config"]["sha256"] == sha);
+    CHECK(row["programs"]["checker"] == Fixture("checkers/allow.sh"));
+  }
+}
+
+// Every directory entry the gate creates is made durable: each successful mkdir (the root, tasks/,
+// the card directory, ledger/) and each file the durable append creates (the decision ledger) is
+// followed by an fsync of its parent directory. Observed with strace on the real binary.
+TEST_CASE("records: creating a card, a ledger and their directories syncs each parent directory") {
+  REQUIRE_MESSAGE(fs::exists("/usr/bin/strace"), "strace is in .ci/setup's package list");
+  Workspace ws("");
+  GateYaml yaml;
+  yaml.command = {Fixture("checkers/allow.sh")};
+  ws.WriteConfig(yaml.Text());
+  test::TempDir logs;
+  const std::string log = logs / "strace.txt";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"card", "create", "--title", "Export the audit log"},
+        std::vector<std::string>{"move", kCard, "designing"}}) {
+    std::vector<std::string> argv = {
+        "/usr/bin/strace", "-f", "-qq", "-o", log, "-e", "trace=mkdir,openat,fsync",
+        test::GateBinary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = test::RunProgram(argv, ws.path());
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto lines = e2e::Lines(test::Slurp(log).value());
+    std::vector<std::string> created;  // paths whose directory entry was created
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string& l = lines[i];
+      const size_t q = l.find('"');
+      if (q == std::string::npos) continue;
+      const std::string path = l.substr(q + 1, l.find('"', q + 1) - q - 1);
+      const bool made = l.find(" mkdir(") != std::string::npos && l.ends_with(") = 0");
+      const bool made_file =
+          l.find("O_CREAT|O_EXCL") != std::string::npos &&
+          fs::path(path).filename().string()[0] != '.' &&  // not a replace's temp
+          l.find("commit.lock") == std::string::npos && l.find(" = -1 ") == std::string::npos;
+      if (!made && !made_file) continue;
+      created.push_back(path);
+      const std::string parent = fs::path(path).parent_path().string();
+      bool synced = false;
+      for (size_t j = i + 1; j < lines.size() && !synced; ++j) {
+        const std::string open =
+            "openat(AT_FDCWD, \"" + parent + "\", O_RDONLY|O_CLOEXEC|O_DIRECTORY) = ";
+        const size_t at = lines[j].find(open);
+        if (at == std::string::npos) continue;
+        const std::string fd = lines[j].substr(at + open.size());
+        for (size_t k = j + 1; k < lines.size() && k < j + 4; ++k) {
+          synced = synced || (lines[k].find(" fsync(" + fd + ")") != std::string::npos &&
+                              lines[k].ends_with("= 0"));
+        }
+      }
+      CHECK_MESSAGE(synced, "no fsync of " << parent << " after creating " << path);
+    }
+    if (args[0] == "card") {
+      CHECK(std::find(created.begin(), created.end(), ws.root() + "/tasks/" + kCard) !=
+            created.end());
+    } else {
+      CHECK(std::find(created.begin(), created.end(), LedgerFile(ws)) != created.end());
+      CHECK(std::find(created.begin(), created.end(), ws.root() + "/ledger") != created.end());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace devflow::faults
