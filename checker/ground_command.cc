@@ -3,6 +3,7 @@
 #include "checker/ground_command.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <optional>
 #include <ostream>
@@ -331,12 +332,30 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
   const std::vector<std::string> reasons = VerifyClaim(claim, evidence, options);
   const bool verified = reasons.empty();
 
+  // What ships goes out first, and is flushed and checked (a closed pipe, a full disk, a
+  // stdout of /dev/full): the row then says what really happened, and exit 0 means the claim
+  // reached stdout AND its `released` row is on disk (issue 7, code paths).
+  const std::string* shipped = verified ? &*claim_bytes : (fallback ? &*fallback : nullptr);
+  std::optional<std::string> output_error;
+  if (shipped) {
+    errno = 0;
+    out << *shipped;
+    out.flush();
+    if (!out) {
+      const int e = errno;
+      output_error = e != 0 ? std::string(std::strerror(e)) + " (" + ErrnoName(e) + ")"
+                            : std::string("the stream refused the bytes");
+    }
+  }
+  std::string state = verified ? "released" : "recovered";
+  if (output_error) state = verified ? "unreleased" : "unrecovered";
+
   if (args.ledger) {
     LedgerRow row;
     row.ts = LedgerTimestamp(clock.NowIso());
     row.label = args.label;
     row.verified = verified;
-    row.state = verified ? "released" : "recovered";
+    row.state = state;
     row.kinds = kinds;
     row.reasons = reasons;
     if (!verified) row.rejected_claim = std::string(claim);
@@ -349,22 +368,27 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
                        ", \"evidence\": " + PyJsonList(args.evidence) +
                        ", \"fallback\": " + PyJsonOptional(args.fallback) + ", \"repo\": " +
                        (args.repo.empty() ? "null" : PyJsonString(args.repo)) + "}");
+    if (output_error) row.extra.emplace_back("output_error", PyJsonString(*output_error));
     if (Status written = AppendLocked(*args.ledger, FormatLedgerRow(row)); !written.ok()) {
-      err << "cannot write the ledger: " << written.message() << "; nothing was released\n";
+      err << "cannot write the ledger: " << written.message() << "; nothing was released"
+          << (shipped && !output_error ? " (the bytes already on stdout must not be used)" : "")
+          << "\n";
       return 3;
     }
   }
 
+  if (output_error) {
+    err << (verified ? "VERIFIED, but " : "REJECTED, and ")
+        << (verified ? "the claim" : "the fallback")
+        << " could not be written to stdout: " << *output_error << "; nothing was released\n";
+    return 4;
+  }
   if (verified) {
     err << "VERIFIED\n";
-    out << *claim_bytes;
-    out.flush();
     return 0;
   }
   err << "REJECTED\n";
   for (const std::string& reason : reasons) err << "  - " << reason << "\n";
-  if (fallback) out << *fallback;
-  out.flush();
   return 1;
 }
 

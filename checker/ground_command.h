@@ -35,8 +35,15 @@ namespace devflow {
 ///     <error>`, `cannot read: <error>` (a missing or unreadable file, a `.json` evidence that
 ///     does not parse, a file that is not UTF-8; a leading BOM is tolerated);
 ///   3 the ledger row could not be written: `cannot write the ledger: <error>; nothing was
-///     released` on `err`, nothing on `out`.
-/// The ledger row is written before anything reaches `out`.
+///     released` on `err` (plus ` (the bytes already on stdout must not be used)` when the claim
+///     or fallback had already been written);
+///   4 the claim (or the fallback) could not be written to `out` (EPIPE, ENOSPC, /dev/full…):
+///     `VERIFIED, but the claim could not be written to stdout: <strerror> (<ERRNO>); nothing
+///     was released` (or `REJECTED, and the fallback …`) on `err`; the row says `unreleased`
+///     (or `unrecovered`) with an `output_error` field.
+/// Order: the bytes that ship are written to `out` and flushed first and the stream checked;
+/// then the ledger row records what happened. So exit 0 means the claim reached `out` and its
+/// `released` row is durable, and a `released` row never exists for a claim that did not ship.
 int RunGroundCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 /// Same, reading files through `fs` and stamping ledger rows with `clock` (for tests).
