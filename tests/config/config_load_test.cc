@@ -134,7 +134,7 @@ TEST_CASE("config rejects a second YAML document") {
 TEST_CASE("config rejects an unknown top-level key and a missing plugins list") {
   CHECK(ProblemsOf("plugin:\n  - id: devflow-agent-gate\n") ==
         "devflow-gate.yaml:1:1: top level: unknown key \"plugin\" (did you mean \"plugins\"?); "
-        "allowed here: providers, plugins\n"
+        "allowed here: providers, plugins, ledger\n"
         "devflow-gate.yaml:1:1: top level: missing plugins: list; add plugins: with the gates to "
         "run, in order");
 }

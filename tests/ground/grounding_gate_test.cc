@@ -167,9 +167,9 @@ TEST_CASE("grounding gate: a ledger that cannot be written fails closed") {
   const MoveOutcome outcome = rig.Move("0001-a");
   CHECK(outcome.code == "vetoed");
   CHECK(outcome.failed_closed);
-  CHECK(outcome.message.find("could not run: the grounding ledger could not be written: open " +
-                             rig.root + "/ledger/grounding.jsonl: Is a directory (EISDIR)") !=
-        std::string::npos);
+  CHECK(outcome.message.find(
+            "could not run: the grounding ledger could not be written: append " + rig.root +
+            "/ledger/grounding.jsonl: Is a directory (EISDIR) at open") != std::string::npos);
 }
 
 TEST_CASE("grounding gate: a dry run decides but writes no ledger row") {
