@@ -154,7 +154,7 @@ TEST_CASE("a record of an edge the gate no longer configures is stale") {
   r.DesigningCard("0001-a");
   VerdictCacheKey key = VerdictCacheKey::Compute("ready->developing", r.root, "0001-a", {}, "x");
   std::string path = r.CacheDir() + "/" + key.FileName();
-  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0}));
+  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0, ""}));
   Ran ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
   CHECK(Lines(ran.out).at(0) ==
         path +
@@ -365,7 +365,7 @@ TEST_CASE("cache list: no checker identity, another checker, or a gone report is
   const std::string tail =
       "): allow 0001-a designing->ready [design:4, prd:3] at " + std::string(kT0) + ": ok";
   // Upstream's record: no checkerSha256.
-  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0}));
+  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0, ""}));
   Ran ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
   CHECK(Lines(ran.out).at(0) ==
         head +
