@@ -396,10 +396,11 @@ class Core {
   void Drain(std::function<void()> stop_listening) {
     if (draining_) return;
     draining_ = true;
+    // Listeners close before the log line, so whoever reads "draining" can rely on it.
+    stop_listening();
     Log().Write("info", {{"msg", "draining"},
                          {"inFlight", std::to_string(running_), true},
                          {"queued", std::to_string(waiting_.size()), true}});
-    stop_listening();
     for (Job& job : waiting_) job.done(Busy("the server is shutting down; retry on its successor"));
     waiting_.clear();
     UpdateGauges();

@@ -158,14 +158,14 @@ TEST_CASE("create allocates the next sequence as upstream's JavaScript number ar
   for (const Case& c : cases) {
     CAPTURE(c.existing);
     Board b;
-    b.fs.CreateDirs(b.tmp / (std::string(".devflow/tasks/") + c.existing));
+    REQUIRE(b.fs.CreateDirs(b.tmp / (std::string(".devflow/tasks/") + c.existing)).ok());
     CHECK(b.Create("Next").id == c.next);
   }
 }
 
 TEST_CASE("create counts only directories, and refuses a sequence String() writes as exponent") {
   Board b;
-  b.fs.CreateDirs(b.tmp / ".devflow/tasks");
+  REQUIRE(b.fs.CreateDirs(b.tmp / ".devflow/tasks").ok());
   Spit(b.tmp / ".devflow/tasks/0099-a-file", "not a card\n");
   CHECK(b.Create("One").id == "0001-one");
   // Upstream would create "1e+21-next", which no scan lists. (Infinity would need more digits
