@@ -117,7 +117,7 @@ std::optional<Verdict> DecodeVerdictBlock(std::string_view content) {
   // JSON.parse does not skip a byte-order mark; nlohmann would.
   if (content.substr(0, 3) == "\xEF\xBB\xBF") return std::nullopt;
   if (JsonNestingDepth(content) > kMaxJsonDepth) return std::nullopt;  // no verdict nests so deep
-  const std::string text = JsonTextAsJsReadsIt(content);  // as JSON.parse reads it
+  const std::string text = JsonTextAsJsReadsIt(content);               // as JSON.parse reads it
   const nlohmann::json value = ParseWithoutDuplicateKeys(text);
   if (value.is_discarded() || !value.is_object()) return std::nullopt;
 
