@@ -24,6 +24,7 @@
 #include "host/deployment/deployment.h"
 #include "host/interrupt.h"
 #include "host/os.h"
+#include "host/server/api.h"
 #include "host/server/server.h"
 #include "host/store.h"
 #include "host/terminal.h"
@@ -72,17 +73,6 @@ std::string SelfPath(const char* argv0) {
 
 std::string Dump(const ojson& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-// Parses `--by KIND[:NAME]`: human[:name], agent[:session], command[:name].
-std::optional<Actor> ParseActor(const std::string& text) {
-  std::string kind = text.substr(0, text.find(':'));
-  std::optional<std::string> rest;
-  if (text.find(':') != std::string::npos) rest = text.substr(text.find(':') + 1);
-  if (rest && rest->empty()) return std::nullopt;
-  if (kind == "human" || kind == "command") return Actor{kind, rest, std::nullopt};
-  if (kind == "agent") return Actor{kind, std::nullopt, rest};
-  return std::nullopt;
 }
 
 // Human text on a terminal: a checker's words must not carry escape sequences or line breaks
@@ -220,7 +210,7 @@ int CardList(const Globals& g, bool json) {
 
 int ArtifactAdd(const Globals& g, const std::string& id, const std::string& kind,
                 const std::string& file, const std::string& by, std::optional<int64_t> expect) {
-  auto actor = ParseActor(by);
+  auto actor = ParseActorText(by);
   if (!actor) return Fail("--by must be human[:NAME], agent[:SESSION] or command[:NAME]");
   if (expect && *expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
   Result<std::string> content = RealFileSystem().ReadFile(file);
@@ -270,7 +260,7 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
                 "\" is not a location; use draft, designing, ready, developing, reviewing, "
                 "testing, done or blocked");
   }
-  auto actor = ParseActor(a.by);
+  auto actor = ParseActorText(a.by);
   if (!actor) return Fail("--by must be human[:NAME], agent[:SESSION] or command[:NAME]");
   if (a.dry_run && a.explain) return Fail("pass --dry-run or --explain, not both");
   if (a.expect && *a.expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
