@@ -5,7 +5,7 @@
 
 namespace devflow {
 
-TEST_CASE("a provider may turn its sandbox off explicitly; on is the default") {
+TEST_CASE("a provider may turn its sandbox off explicitly, on is the default") {
   auto config = LoadConfigText(
       "providers:\n"
       "  loose:\n"

@@ -51,7 +51,7 @@ std::map<std::string, std::string> Tree(const std::string& dir) {
   return out;
 }
 
-TEST_CASE("with neither bubblewrap nor Landlock a move fails closed with the fix; nothing runs") {
+TEST_CASE("with neither bubblewrap nor Landlock a move fails closed with the fix, nothing runs") {
   PathWithoutBwrap no_bwrap;
   Workspace ws(Config({Fixture("checkers/touch_allow.sh"), "RAN"}));
   ws.CardInDesigning();

@@ -148,7 +148,7 @@ TEST_CASE("an illegal edge exits 4 naming the legal moves, and a blocked card it
   CHECK(recovered.out == "card 0001-export-the-audit-log moved blocked->designing (revision 6)\n");
 }
 
-TEST_CASE("a rework move without a reason exits 4 reason-required; with one it commits") {
+TEST_CASE("a rework move without a reason exits 4 reason-required, with one it commits") {
   Workspace ws("");
   Prepare(ws);
   REQUIRE(ws.Gate({"move", ws.card(), "ready"}).exit_code == 0);

@@ -93,7 +93,7 @@ TEST_CASE("fault: a report dir that cannot be written fails closed, no report le
   }
 }
 
-TEST_CASE("fault: a cache dir that cannot be created only warns; the allow commits") {
+TEST_CASE("fault: a cache dir that cannot be created only warns, the allow commits") {
   Workspace ws("");
   Prepare(ws, "checkers/allow.sh", ".devflow/cache/agent-gate");
   test::Spit(ws.root() + "/cache", "not a directory\n");
@@ -109,7 +109,7 @@ TEST_CASE("fault: a cache dir that cannot be created only warns; the allow commi
   RequireCommitted(ws, "ok");
 }
 
-TEST_CASE("fault: a cache record that cannot be read is a warned miss; the checker decides") {
+TEST_CASE("fault: a cache record that cannot be read is a warned miss, the checker decides") {
   Workspace ws("");
   Prepare(ws, "e2e/veto.sh", ".devflow/cache/agent-gate");
   const std::string file = CacheFile(ws, ws.root() + "/cache/agent-gate");
@@ -150,7 +150,7 @@ TEST_CASE("fault: a corrupt cache record is a warned miss and is replaced by a v
   CHECK(warnings.lines.empty());
 }
 
-TEST_CASE("fault: a colliding cache record of another key is never trusted; the checker decides") {
+TEST_CASE("fault: a colliding cache record of another key is never trusted, the checker decides") {
   // The file name is right but the stored key is another card's (a 64-bit prefix collision):
   // an allow stored for it must not admit this card.
   Workspace ws("");
@@ -174,7 +174,7 @@ TEST_CASE("fault: a colliding cache record of another key is never trusted; the 
   CHECK(record["verdict"] == "veto");
 }
 
-TEST_CASE("fault: a commit.lock held while a checker fault parks only warns; nothing written") {
+TEST_CASE("fault: a commit.lock held while a checker fault parks only warns, nothing written") {
   Workspace ws("");
   Prepare(ws, "checkers/fail.sh");
   const std::string lock = ws.card_dir() + "/commit.lock";
@@ -254,7 +254,7 @@ TEST_CASE("fault: disk full (tmpfs) at the report write fails closed, no torn re
   CHECK(test::Snapshot(dir).size() == 1);  // only the filler: the temp file was unlinked
 }
 
-TEST_CASE("fault: disk full (tmpfs) at the cache write only warns; the allow commits") {
+TEST_CASE("fault: disk full (tmpfs) at the cache write only warns, the allow commits") {
   Workspace ws("");
   const std::string dir = ws / "full-cache";
   fs::create_directories(dir);
@@ -324,7 +324,7 @@ TEST_CASE("fault: ENOSPC (FileSystem seam) at the report write fails closed and 
   CHECK(rig.Files(rig.ReportDir()).empty());
 }
 
-TEST_CASE("fault: ENOSPC (FileSystem seam) at the cache write warns; the allow commits") {
+TEST_CASE("fault: ENOSPC (FileSystem seam) at the cache write warns, the allow commits") {
   Rig rig;
   rig.EnableCache();
   const std::string id = "0502-cache-full";
@@ -345,7 +345,7 @@ TEST_CASE("fault: ENOSPC (FileSystem seam) at the cache write warns; the allow c
   CHECK(rig.Files(rig.CacheDir()).empty());
 }
 
-TEST_CASE("fault: ENOSPC (FileSystem seam) at the journal append rejects; the journal folds") {
+TEST_CASE("fault: ENOSPC (FileSystem seam) at the journal append rejects, the journal folds") {
   Rig rig;
   const std::string id = "0503-journal-full";
   WriteCard(rig.root, id, {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});

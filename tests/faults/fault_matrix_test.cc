@@ -105,7 +105,7 @@ TEST_CASE("fault: a checker flooding stderr with 20 MiB and then allowing is adm
   RequireCommitted(ws, "ok after the noise");
 }
 
-TEST_CASE("fault: a checker that closes stdin at once breaks the prompt pipe; its allow stands") {
+TEST_CASE("fault: a checker that closes stdin at once breaks the prompt pipe, its allow stands") {
   Workspace ws("");
   GateYaml yaml;
   yaml.command = {Fixture("faults/close_stdin.sh")};

@@ -117,7 +117,7 @@ TEST_CASE("records: a full disk at the journal append leaves the journal byte-id
   CHECK(ws.ShowJson()["stage"] == "ready");
 }
 
-TEST_CASE("records: a full disk at the decision ledger refuses the move; nothing is committed") {
+TEST_CASE("records: a full disk at the decision ledger refuses the move, nothing is committed") {
   Workspace ws("");
   fs::create_directories(ws.root() + "/ledger");
   Tmpfs small(ws.root() + "/ledger", "size=128k");

@@ -47,7 +47,7 @@ TEST_CASE("checker grounding: --compat grounds #4 on #41 as release_gate.py did"
   CHECK(Has(compat.out, "\"verdict\":\"allow\""));
 }
 
-TEST_CASE("checker grounding: a --require miss is a finding; a bad pattern is bad usage") {
+TEST_CASE("checker grounding: a --require miss is a finding, a bad pattern is bad usage") {
   const Reply miss = Check({"--claim-kind", "design", "--require", R"(REQ-\d+)"}, "x\n", "y\n");
   CHECK(miss.code == 0);
   CHECK(Has(miss.out, "\"findings\":[\"required pattern absent: REQ-\\\\d+\"]"));

@@ -169,7 +169,7 @@ TEST_CASE("ground: a blank claim rejects with empty claim and nothing else") {
   CHECK(gate.Check("\xC2\xA0\xE3\x80\x80", "anything").err == Rejected({"empty claim"}));
 }
 
-TEST_CASE("ground: number and path stay off unless asked; with both on 87% then the path") {
+TEST_CASE("ground: number and path stay off unless asked, with both on 87% then the path") {
   Gate gate;
   const std::string claim = "Coverage rose to 87% in src/app/main.py.";
   CHECK(gate.Check(claim, "no numbers here").code == 0);
@@ -351,7 +351,7 @@ TEST_CASE("ground: an unreadable evidence file is a usage error naming the OS er
 
 // --- weak points fixed ------------------------------------------------------------------
 
-TEST_CASE("fix: a ref is grounded only as a whole token; --compat restores substrings") {
+TEST_CASE("fix: a ref is grounded only as a whole token, --compat restores substrings") {
   Gate gate;
   const Run strict =
       gate.Check("Fixes #4, ABC-12, commit 3f2a9c1.", "Fixed #41, ABC-123, commit 3f2a9c1e8b7d.");
@@ -366,7 +366,7 @@ TEST_CASE("fix: a ref is grounded only as a whole token; --compat restores subst
   CHECK(compat.code == 0);
 }
 
-TEST_CASE("fix: UTF-8, SHA-256, ISO-8601, COVID-19 are not refs; digits and defaced not hashes") {
+TEST_CASE("fix: UTF-8, SHA-256, ISO-8601, COVID-19 are not refs, digits and defaced not hashes") {
   Gate gate;
   const std::string claim =
       "UTF-8 text, SHA-256 sums, ISO-8601 dates, COVID-19 rules; order 1234567890 was defaced.";

@@ -191,7 +191,7 @@ TEST_CASE("grounding gate: a relative ledger path resolves against the workspace
   CHECK(LineCount(Slurp(rig.tmp.path() + "/audit/grounding.jsonl").value_or("")) == 1);
 }
 
-TEST_CASE("grounding gate: a downstream veto passes back unchanged; other edges delegate") {
+TEST_CASE("grounding gate: a downstream veto passes back unchanged, other edges delegate") {
   GroundRig rig;
   LambdaPolicy later("later", [](const Attempt&, AttemptContext&, const Next&) {
     return Decision::Veto("later says no");

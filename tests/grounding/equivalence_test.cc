@@ -127,7 +127,7 @@ TEST_CASE("equivalence: other URLs match after the scheme, a trailing / or ., a 
                 "https://x.org/docs)"});
 }
 
-TEST_CASE("equivalence: a CVE id is one token; the evidence may write it with - _ or space") {
+TEST_CASE("equivalence: a CVE id is one token, the evidence may write it with - _ or space") {
   CHECK(ExtractTokens("CVE-2026-25645 and CVE-2026", "ref") ==
         Strings{"CVE-2026-25645", "CVE-2026"});
   for (const char* evidence : {"CVE-2026-25645", "cve_2026_25645", "CVE 2026 25645"}) {

@@ -112,7 +112,7 @@ TEST_CASE("the claim is never its own evidence") {
   CHECK(verdict->findings == Strings{"ref not in evidence: REQ-7 (line 1:1)"});
 }
 
-TEST_CASE("the newest revision of the claim kind is the claim; older ones are evidence") {
+TEST_CASE("the newest revision of the claim kind is the claim, older ones are evidence") {
   const std::string prompt = AssemblePrompt(Card({{"design", 5, "Cites REQ-7 and REQ-8.\n"},
                                                   {"prd", 3, "REQ-7\n"},
                                                   {"design", 2, "Cites REQ-99.\n"}}));

@@ -103,7 +103,7 @@ TEST_CASE("a URL keeps a balanced closing parenthesis") {
   CHECK(ExtractTokens("https:// and xhttps://a.org", "url").empty());
 }
 
-TEST_CASE("numbers: 42. at a sentence end, -42 and 3.5% are extracted; a date yields none") {
+TEST_CASE("numbers: 42. at a sentence end, -42 and 3.5% are extracted, a date yields none") {
   CHECK(ExtractTokens("The answer is 42.", "number") == Strings{"42"});
   CHECK(ExtractTokens("It fell to -42 today", "number") == Strings{"-42"});
   CHECK(ExtractTokens("Up 3.5% since", "number") == Strings{"3.5%"});
@@ -183,7 +183,7 @@ TEST_CASE("LoadEvidence parses .json files and takes other files verbatim") {
 }
 
 TEST_CASE(
-    "number and path are off by default; with both on 87% and src/app/main.py are "
+    "number and path are off by default, with both on 87% and src/app/main.py are "
     "rejected in that order") {
   const std::string claim = "Coverage is 87% in src/app/main.py.";
   const std::string evidence = "Coverage was measured in src/app/other.py at 80%.";

@@ -145,7 +145,7 @@ TEST_CASE("invalid UTF-8 in a reply does not crash and decodes as U+FFFD like a 
   CHECK_FALSE(ParseLastVerdict("```\n{\"verdict\": \"allow\", \"summary\": \"x\"}\xE2\x82\n```"));
 }
 
-TEST_CASE("a string nonce in the block is returned; a non-string nonce is ignored") {
+TEST_CASE("a string nonce in the block is returned, a non-string nonce is ignored") {
   auto verdict =
       ParseLastVerdict(Block(R"({"verdict": "allow", "summary": "ok", "nonce": "n-123"})"));
   REQUIRE(verdict);

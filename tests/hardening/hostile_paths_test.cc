@@ -187,7 +187,7 @@ TEST_CASE("agent gate: an absolute record path fails closed and is never read") 
   ExpectNothingReachedTheChecker(rig);
 }
 
-TEST_CASE("agent gate: an artifact file that is a symlink out fails closed; content never sent") {
+TEST_CASE("agent gate: an artifact file that is a symlink out fails closed, content never sent") {
   Rig rig;
   const std::string secret = PlantSecret(rig);
   const std::string id = "0001-final-link";

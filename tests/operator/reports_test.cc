@@ -133,7 +133,7 @@ TEST_CASE("reports show prints a report named by its bare file name, byte for by
   CHECK(by_path.out == ran.out);
 }
 
-TEST_CASE("reports show prints a checker's escape sequences as spaces; the file keeps them") {
+TEST_CASE("reports show prints a checker's escape sequences as spaces, the file keeps them") {
   OperatorRoot r;
   std::string a = WriteReport(r.ReportDir(), Facts("0001-a", 7, "red\x1b[31m\x07 text\nline 2"));
   CHECK(Slurp(a).value_or("").find("red\x1b[31m\x07 text\nline 2\n") != std::string::npos);

@@ -64,7 +64,7 @@ TEST_CASE("the sandbox line is the one addition, after the at line") {
         "The checker listed no individual findings.\n");
 }
 
-TEST_CASE("terminal output of checker text has no control characters; a report keeps its lines") {
+TEST_CASE("terminal output of checker text has no control characters, a report keeps its lines") {
   const std::string words =
       "tab\there\x1b[31m\x07\r\nnext \xC2\x9B"
       "2J bad\xFF";

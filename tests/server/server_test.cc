@@ -64,7 +64,7 @@ void Restore(const Workspace& ws, const std::map<std::string, std::string>& root
   }
 }
 
-TEST_CASE("serve: healthz, readyz and metrics answer; the unix socket is created mode 0600") {
+TEST_CASE("serve: healthz, readyz and metrics answer, the unix socket is created mode 0600") {
   Workspace ws(Config(Fixture("checkers/allow.sh")));
   SocketServer server(ws);
   struct stat st {};
@@ -153,7 +153,7 @@ TEST_CASE(
   CHECK(json::parse(ledger.back())["code"] == "vetoed");
 }
 
-TEST_CASE("serve: an allowed /v1/admit returns the checks; under dryRun nothing is written") {
+TEST_CASE("serve: an allowed /v1/admit returns the checks, under dryRun nothing is written") {
   Workspace ws(Config(Fixture("checkers/allow.sh")));
   ws.CardInDesigning();
   SocketServer server(ws);
@@ -296,7 +296,7 @@ TEST_CASE("serve: a non-loopback TCP address is refused without --allow-remote")
 }
 
 TEST_CASE(
-    "serve: attempts beyond --max-checks and --max-queue get 503 with Retry-After; one card runs "
+    "serve: attempts beyond --max-checks and --max-queue get 503 with Retry-After, one card runs "
     "one at a time") {
   test::TempDir fifos;
   REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
@@ -356,7 +356,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "serve: reload keeps the last good config on error; attempts in flight finish on the old one") {
+    "serve: reload keeps the last good config on error, attempts in flight finish on the old one") {
   test::TempDir fifos;
   REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
   REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);

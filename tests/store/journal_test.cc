@@ -97,7 +97,7 @@ TEST_CASE("a parking transition writes the command actor and the reason") {
       R"({"rev":4,"at":"2026-09-16T08:00:00.000Z","type":"transition","from":"designing","to":"blocked","by":{"kind":"command","name":"devflow-agent-gate"},"reason":"agent check for designing->ready failed closed: the checker ended with signal SIGKILL"})");
 }
 
-TEST_CASE("a gate with approvedBy and checks writes approvedBy first; an empty gate is omitted") {
+TEST_CASE("a gate with approvedBy and checks writes approvedBy first, an empty gate is omitted") {
   JournalEntry e = Transition(5, Location::kTesting, Location::kDone);
   e.gate =
       Gate{Actor{"human", std::string("ana"), std::nullopt},

@@ -469,7 +469,7 @@ TEST_CASE("blocked round trip and a done card cannot be blocked") {
         "card 0001-one cannot move from \"done\" to \"blocked\"");
 }
 
-TEST_CASE("a rework move without a reason is reason-required; with one it records the reason") {
+TEST_CASE("a rework move without a reason is reason-required, with one it records the reason") {
   Board b;
   Card c = b.Create("One", ServiceClass::kEmergency);
   REQUIRE(b.Move(c.id, Location::kDeveloping).ok());
@@ -499,7 +499,7 @@ TEST_CASE("a failed journal append is an infrastructure error and publishes noth
   CHECK_FALSE(Exists(b.Dir(c.id) + "/commit.lock"));
 }
 
-TEST_CASE("a failed projection rewrite only warns; the commit stands") {
+TEST_CASE("a failed projection rewrite only warns, the commit stands") {
   Board b;
   Card c = b.Create("One");
   b.fs.Fail("write-atomic", "card.md", EACCES);
