@@ -2,6 +2,7 @@
 #include "host/json_depth.h"
 #include "host/utf8.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -19,59 +20,244 @@ struct DecodeError {
 
 [[noreturn]] void Fail(std::string problem) { throw DecodeError{std::move(problem)}; }
 
+// A journal line as a small tree over the line's own bytes: the fast path of
+// DecodeJournalLine. It reads only the plain subset of JSON the stores write (printable ASCII,
+// no backslash escapes, integers without fraction or exponent, no duplicate keys, shallow
+// nesting); anything else, and any line the decoder refuses, is decoded again by the full path
+// (nlohmann), so what is accepted and every message are the full path's.
+struct LiteNode {
+  enum Kind : uint8_t { kNull, kBool, kUnsigned, kInteger, kString, kArray, kObject };
+  Kind kind = kNull;
+  std::string_view key;             // member name (object members only)
+  std::string_view text;            // string value
+  uint64_t u = 0;                   // kUnsigned
+  int64_t i = 0;                    // kInteger (negative)
+  const LiteNode* first = nullptr;  // first element / member
+  const LiteNode* next = nullptr;   // next sibling
+};
+
+struct NotLite {};  // the line leaves the fast path's subset: decode it with the full path
+
+class LiteParser {
+ public:
+  // Parses `line` into `nodes` (cleared; capacity kept across lines). Throws NotLite.
+  static const LiteNode* Parse(std::string_view line, std::vector<LiteNode>& nodes) {
+    for (unsigned char c : line) {
+      if (c < 0x20 || c > 0x7E || c == '\\') throw NotLite{};
+    }
+    nodes.clear();
+    // Every node takes at least one byte of the line (`0`, `""`, `[]`), so this bound keeps the
+    // vector from reallocating and the pointers between nodes stay valid.
+    nodes.reserve(line.size() + 1);
+    LiteParser p(line, nodes);
+    p.Space();
+    const LiteNode* top = p.Value(0);
+    p.Space();
+    if (p.at_ != line.size()) throw NotLite{};
+    return top;
+  }
+
+ private:
+  static constexpr int kDepth = 16;
+  LiteParser(std::string_view s, std::vector<LiteNode>& nodes) : s_(s), nodes_(nodes) {}
+  void Space() {
+    while (at_ < s_.size() && s_[at_] == ' ') ++at_;
+  }
+  char Peek() const { return at_ < s_.size() ? s_[at_] : '\0'; }
+  void Expect(char c) {
+    if (Peek() != c) throw NotLite{};
+    ++at_;
+  }
+  bool Word(std::string_view w) {
+    if (s_.substr(at_, w.size()) != w) return false;
+    at_ += w.size();
+    return true;
+  }
+  std::string_view String() {
+    Expect('"');
+    const size_t end = s_.find('"', at_);  // no backslash in the line: the next quote closes
+    if (end == std::string_view::npos) throw NotLite{};
+    std::string_view out = s_.substr(at_, end - at_);
+    at_ = end + 1;
+    return out;
+  }
+  LiteNode* Value(int depth) {
+    if (depth > kDepth) throw NotLite{};
+    nodes_.emplace_back();
+    LiteNode* n = &nodes_.back();
+    const char c = Peek();
+    if (c == '{') {
+      n->kind = LiteNode::kObject;
+      ++at_;
+      Space();
+      if (Peek() == '}') {
+        ++at_;
+        return n;
+      }
+      LiteNode* last = nullptr;
+      for (;;) {
+        Space();
+        std::string_view key = String();
+        for (const LiteNode* m = n->first; m; m = m->next) {
+          if (m->key == key) throw NotLite{};  // duplicate keys: the full path decides
+        }
+        Space();
+        Expect(':');
+        Space();
+        LiteNode* v = Value(depth + 1);
+        v->key = key;
+        (last ? last->next : n->first) = v;
+        last = v;
+        Space();
+        if (Peek() == ',') {
+          ++at_;
+          continue;
+        }
+        Expect('}');
+        return n;
+      }
+    }
+    if (c == '[') {
+      n->kind = LiteNode::kArray;
+      ++at_;
+      Space();
+      if (Peek() == ']') {
+        ++at_;
+        return n;
+      }
+      LiteNode* last = nullptr;
+      for (;;) {
+        Space();
+        LiteNode* v = Value(depth + 1);
+        (last ? last->next : n->first) = v;
+        last = v;
+        Space();
+        if (Peek() == ',') {
+          ++at_;
+          continue;
+        }
+        Expect(']');
+        return n;
+      }
+    }
+    if (c == '"') {
+      n->kind = LiteNode::kString;
+      n->text = String();
+      return n;
+    }
+    if (Word("true") || Word("false")) {
+      n->kind = LiteNode::kBool;
+      return n;
+    }
+    if (Word("null")) return n;
+    const bool negative = c == '-';
+    if (negative) ++at_;
+    const size_t digits = at_;
+    uint64_t value = 0;
+    while (at_ < s_.size() && s_[at_] >= '0' && s_[at_] <= '9') {
+      if (at_ - digits >= 18) throw NotLite{};  // 19+ digits may overflow: full path
+      value = value * 10 + static_cast<uint64_t>(s_[at_] - '0');
+      ++at_;
+    }
+    const size_t count = at_ - digits;
+    if (count == 0 || (count > 1 && s_[digits] == '0')) throw NotLite{};
+    const char after = Peek();
+    if (after == '.' || after == 'e' || after == 'E') throw NotLite{};  // a float: full path
+    if (negative && value != 0) {
+      n->kind = LiteNode::kInteger;
+      n->i = -static_cast<int64_t>(value);
+    } else {
+      if (negative) throw NotLite{};  // -0 is a float to nlohmann's reading of JS
+      n->kind = LiteNode::kUnsigned;
+      n->u = value;
+    }
+    return n;
+  }
+  std::string_view s_;
+  std::vector<LiteNode>& nodes_;
+  size_t at_ = 0;
+};
+
+// The value accessors DecodeEntry is written against, for both trees.
+bool IsObject(const Json* v) { return v != nullptr && v->is_object(); }
+bool IsObject(const LiteNode* v) { return v != nullptr && v->kind == LiteNode::kObject; }
+bool IsString(const Json& v) { return v.is_string(); }
+bool IsString(const LiteNode& v) { return v.kind == LiteNode::kString; }
+bool IsArray(const Json& v) { return v.is_array(); }
+bool IsArray(const LiteNode& v) { return v.kind == LiteNode::kArray; }
+std::string_view Text(const Json& v) { return v.get_ref<const std::string&>(); }
+std::string_view Text(const LiteNode& v) { return v.text; }
+const Json* Field(const Json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+const LiteNode* Field(const LiteNode& object, const char* key) {
+  for (const LiteNode* m = object.first; m; m = m->next) {
+    if (m->key == key) return m;
+  }
+  return nullptr;
+}
+template <class F>
+void ForEach(const Json& array, F f) {
+  for (const Json& item : array) f(item);
+}
+template <class F>
+void ForEach(const LiteNode& array, F f) {
+  for (const LiteNode* m = array.first; m; m = m->next) f(*m);
+}
+
 // What JS's `${JSON.stringify(value)}` prints for a possibly absent value.
 std::string JsGot(const Json* value) {
   if (value == nullptr) return "undefined";
   return value->dump(-1, ' ', false, Json::error_handler_t::replace);
 }
+// The fast path never words a refusal: the full path decodes the line again and does.
+std::string JsGot(const LiteNode*) { throw NotLite{}; }
 
-const Json* Field(const Json& object, const char* key) {
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
-bool IsObject(const Json* v) { return v != nullptr && v->is_object(); }
-
-std::optional<std::string> OptionalString(const Json& record, const char* key) {
-  const Json* v = Field(record, key);
+template <class J>
+std::optional<std::string> OptionalString(const J& record, const char* key) {
+  const J* v = Field(record, key);
   if (v == nullptr) return std::nullopt;
-  if (!v->is_string() || v->get_ref<const std::string&>().empty()) {
+  if (!IsString(*v) || Text(*v).empty()) {
     Fail(std::string("field \"") + key + "\" must be a non-empty string when present");
   }
-  return v->get<std::string>();
+  return std::string(Text(*v));
 }
 
-Actor DecodeActor(const Json* value) {
+template <class J>
+Actor DecodeActor(const J* value) {
   if (!IsObject(value)) Fail("actor must be a JSON object");
-  const Json* kind = Field(*value, "kind");
-  std::string k = kind != nullptr && kind->is_string() ? kind->get<std::string>() : "";
+  const J* kind = Field(*value, "kind");
+  std::string k = kind != nullptr && IsString(*kind) ? std::string(Text(*kind)) : "";
   // Upstream keeps only the field its kind defines: name for human/command, session for agent.
   if (k == "human" || k == "command") return Actor{k, OptionalString(*value, "name"), std::nullopt};
   if (k == "agent") return Actor{k, std::nullopt, OptionalString(*value, "session")};
   Fail("actor field \"kind\" must be human, agent, or command (got " + JsGot(kind) + ")");
 }
 
-std::vector<GateCheck> DecodeGateChecks(const Json& value) {
-  if (!value.is_array()) Fail("transition field \"gate.checks\" must be an array");
+template <class J>
+std::vector<GateCheck> DecodeGateChecks(const J& value) {
+  if (!IsArray(value)) Fail("transition field \"gate.checks\" must be an array");
   std::vector<GateCheck> checks;
-  for (const Json& check : value) {
-    if (!check.is_object()) Fail("gate check must be a JSON object");
-    const Json* verdict = Field(check, "verdict");
-    if (verdict == nullptr || !verdict->is_string() || verdict->get<std::string>() != "allowed") {
+  ForEach(value, [&](const J& check) {
+    if (!IsObject(&check)) Fail("gate check must be a JSON object");
+    const J* verdict = Field(check, "verdict");
+    if (verdict == nullptr || !IsString(*verdict) || Text(*verdict) != "allowed") {
       Fail("gate check field \"verdict\" must be \"allowed\" (got " + JsGot(verdict) + ")");
     }
     GateCheck c;
     c.by = DecodeActor(Field(check, "by"));
     c.summary = OptionalString(check, "summary");
     checks.push_back(std::move(c));
-  }
+  });
   return checks;
 }
 
-Gate DecodeGate(const Json& value) {
-  if (!value.is_object()) Fail("transition field \"gate\" must be a JSON object");
-  const Json* approved = Field(value, "approvedBy");
-  const Json* checks = Field(value, "checks");
+template <class J>
+Gate DecodeGate(const J& value) {
+  if (!IsObject(&value)) Fail("transition field \"gate\" must be a JSON object");
+  const J* approved = Field(value, "approvedBy");
+  const J* checks = Field(value, "checks");
   if (approved == nullptr && checks == nullptr) {
     Fail("transition field \"gate\" requires \"approvedBy\" or \"checks\"");
   }
@@ -101,40 +287,54 @@ std::optional<int64_t> PositiveInteger(const Json* v) {
   }
   return std::nullopt;
 }
+// The lite tree holds no floats, and its integers have at most 18 digits.
+std::optional<int64_t> PositiveInteger(const LiteNode* v) {
+  if (v == nullptr || v->kind != LiteNode::kUnsigned || v->u < 1) return std::nullopt;
+  return static_cast<int64_t>(v->u);
+}
 
-std::optional<Location> LocationField(const Json* v) {
-  if (v == nullptr || !v->is_string()) return std::nullopt;
-  return ParseLocation(v->get_ref<const std::string&>());
+template <class J>
+std::optional<Location> LocationField(const J* v) {
+  if (v == nullptr || !IsString(*v)) return std::nullopt;
+  return ParseLocation(Text(*v));
 }
 
 // JS `s.trim().length === 0`: upstream skips such journal lines and refuses such reasons.
-bool IsBlank(std::string_view s) { return JsTrim(s).empty(); }
+// A line whose first byte is printable ASCII other than a space is not blank (the common
+// case, decided without decoding the line).
+bool IsBlank(std::string_view s) {
+  if (!s.empty() && static_cast<unsigned char>(s[0]) > 0x20 &&
+      static_cast<unsigned char>(s[0]) < 0x7F) {
+    return false;
+  }
+  return JsTrim(s).empty();
+}
 
-JournalEntry DecodeEntry(const Json& value) {
-  if (!value.is_object()) Fail("journal entry must be a JSON object");
+template <class J>
+JournalEntry DecodeEntry(const J& value) {
+  if (!IsObject(&value)) Fail("journal entry must be a JSON object");
   JournalEntry e;
   auto rev = PositiveInteger(Field(value, "rev"));
   if (!rev) Fail("journal entry field \"rev\" must be a positive integer");
   e.rev = *rev;
-  const Json* at = Field(value, "at");
-  if (at == nullptr || !at->is_string() || at->get_ref<const std::string&>().empty()) {
+  const J* at = Field(value, "at");
+  if (at == nullptr || !IsString(*at) || Text(*at).empty()) {
     Fail("journal entry field \"at\" must be a non-empty string");
   }
-  e.at = at->get<std::string>();
-  const Json* type = Field(value, "type");
-  std::string t = type != nullptr && type->is_string() ? type->get<std::string>() : "";
+  e.at = std::string(Text(*at));
+  const J* type = Field(value, "type");
+  std::string_view t = type != nullptr && IsString(*type) ? Text(*type) : std::string_view();
   if (t == "created") {
     e.type = EntryType::kCreated;
     e.by = DecodeActor(Field(value, "by"));
-    if (const Json* parent = Field(value, "parent")) {
-      if (!parent->is_string() || parent->get_ref<const std::string&>().empty()) {
+    if (const J* parent = Field(value, "parent")) {
+      if (!IsString(*parent) || Text(*parent).empty()) {
         Fail("field \"parent\" must be a non-empty card id when present");
       }
-      e.parent = parent->get<std::string>();
+      e.parent = std::string(Text(*parent));
     }
-    if (const Json* sc = Field(value, "serviceClass")) {
-      auto parsed =
-          sc->is_string() ? ParseServiceClass(sc->get_ref<const std::string&>()) : std::nullopt;
+    if (const J* sc = Field(value, "serviceClass")) {
+      auto parsed = IsString(*sc) ? ParseServiceClass(Text(*sc)) : std::nullopt;
       if (!parsed) {
         Fail(
             "created field \"serviceClass\" must be one of standard, express, emergency when "
@@ -148,42 +348,41 @@ JournalEntry DecodeEntry(const Json& value) {
     if (!e.from) Fail("transition field \"from\" must be a stage or \"blocked\"");
     e.to = LocationField(Field(value, "to"));
     if (!e.to) Fail("transition field \"to\" must be a stage or \"blocked\"");
-    if (const Json* by = Field(value, "by")) e.by = DecodeActor(by);
+    if (const J* by = Field(value, "by")) e.by = DecodeActor(by);
     e.reason = OptionalString(value, "reason");
-    if (const Json* gate = Field(value, "gate")) e.gate = DecodeGate(*gate);
+    if (const J* gate = Field(value, "gate")) e.gate = DecodeGate(*gate);
   } else if (t == "artifact") {
     e.type = EntryType::kArtifact;
-    const Json* path = Field(value, "path");
-    if (path == nullptr || !path->is_string() || path->get_ref<const std::string&>().empty()) {
+    const J* path = Field(value, "path");
+    if (path == nullptr || !IsString(*path) || Text(*path).empty()) {
       Fail("artifact field \"path\" must be a non-empty string");
     }
-    e.path = path->get<std::string>();
+    e.path = std::string(Text(*path));
     e.stage = LocationField(Field(value, "stage"));
     if (!e.stage || !IsStage(*e.stage)) {
       Fail(
           "artifact field \"stage\" must be one of draft, designing, ready, developing, "
           "reviewing, testing, done");
     }
-    if (const Json* by = Field(value, "by")) e.by = DecodeActor(by);
+    if (const J* by = Field(value, "by")) e.by = DecodeActor(by);
     e.kind = OptionalString(value, "kind");
   } else if (t == "abandoned") {
     e.type = EntryType::kAbandoned;
-    const Json* reason = Field(value, "reason");
-    if (reason == nullptr || !reason->is_string() ||
-        IsBlank(reason->get_ref<const std::string&>())) {
+    const J* reason = Field(value, "reason");
+    if (reason == nullptr || !IsString(*reason) || IsBlank(Text(*reason))) {
       Fail(
           "abandoned field \"reason\" must be a non-empty string; a card leaving the board "
           "without one loses the decision");
     }
     e.by = DecodeActor(Field(value, "by"));
-    e.reason = reason->get<std::string>();
+    e.reason = std::string(Text(*reason));
   } else if (t == "archived" || t == "restored") {
     e.type = t == "archived" ? EntryType::kArchived : EntryType::kRestored;
     e.by = DecodeActor(Field(value, "by"));
     e.reason = OptionalString(value, "reason");
   } else if (t == "claim-expired") {
     e.type = EntryType::kClaimExpired;
-    const Json* previous = Field(value, "previousOwner");
+    const J* previous = Field(value, "previousOwner");
     if (previous == nullptr) Fail("claim-expired field \"previousOwner\" is required");
     e.previous_owner = DecodeActor(previous);
     e.by = DecodeActor(Field(value, "by"));
@@ -218,8 +417,9 @@ OrderedJson EncodeChecks(const std::vector<GateCheck>& checks) {
 
 std::string Quoted(Location l) { return "\"" + std::string(LocationName(l)) + "\""; }
 
-// The fold rules of foldJournal (reference §1.7) for the entry at 0-based `index`.
-void Fold(CardState& state, const JournalEntry& entry) {
+// The fold rules of foldJournal (reference §1.7) for the entry at 0-based `index`. Every
+// Fail comes before the first change to `state`, so a refused entry leaves it as it was.
+void Fold(CardState& state, JournalEntry entry) {
   const int64_t index = static_cast<int64_t>(state.entries.size());
   const std::string rev = std::to_string(entry.rev);
   if (entry.rev != index + 1) {
@@ -293,7 +493,7 @@ void Fold(CardState& state, const JournalEntry& entry) {
   }
   state.stage_revision = entry.rev;
   state.updated_at = entry.at;
-  state.entries.push_back(entry);
+  state.entries.push_back(std::move(entry));
 }
 
 std::string StripJsonExceptionPrefix(std::string what) {
@@ -376,6 +576,17 @@ std::string EncodeJournalLine(const JournalEntry& e) {
 }
 
 Result<JournalEntry> DecodeJournalLine(std::string_view line) {
+  // The fast path: a line in the plain subset the stores write, which the decoder accepts
+  // (reused node storage, strings viewed in place). Anything else goes the full way below.
+  {
+    thread_local std::vector<LiteNode> nodes;
+    try {
+      const LiteNode* top = LiteParser::Parse(line, nodes);
+      return DecodeEntry(*top);
+    } catch (const NotLite&) {
+    } catch (const DecodeError&) {
+    }
+  }
   if (JsonNestingDepth(line) > kMaxJsonDepth) {
     return Status::Error("corrupt", "the line nests deeper than " + std::to_string(kMaxJsonDepth) +
                                         " levels; no journal entry does");
@@ -401,11 +612,11 @@ Result<JournalEntry> DecodeJournalLine(std::string_view line) {
   }
 }
 
-Result<CardState> FoldJournal(std::string_view path, std::string_view content) {
-  CardState state;
-  std::vector<size_t> line_of_entry;
-  size_t line_no = 0;
-  size_t start = 0;
+namespace {
+
+// The fold loop of FoldJournal from byte `start` (a line start), `line_no` lines before it.
+Status FoldLines(std::string_view path, std::string_view content, size_t start, size_t line_no,
+                 CardState& state) {
   while (start <= content.size()) {
     size_t end = content.find('\n', start);
     if (end == std::string_view::npos) end = content.size();
@@ -419,7 +630,7 @@ Result<CardState> FoldJournal(std::string_view path, std::string_view content) {
                                           entry.status().message());
     }
     try {
-      Fold(state, *entry);
+      Fold(state, std::move(*entry));
     } catch (const DecodeError& e) {
       // A fold error concerns the stream, so it is reported against the file; the line is
       // appended because blank lines make entry numbers and line numbers differ.
@@ -432,7 +643,22 @@ Result<CardState> FoldJournal(std::string_view path, std::string_view content) {
                                         ": journal is empty; every card starts with a "
                                         "\"created\" entry");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CardState> FoldJournal(std::string_view path, std::string_view content) {
+  CardState state;
+  if (Status s = FoldLines(path, content, 0, 0, state); !s.ok()) return s;
   return state;
+}
+
+Status FoldJournalFrom(std::string_view path, std::string_view content, size_t offset,
+                       CardState& state) {
+  const std::string_view before = content.substr(0, offset);
+  const size_t lines = static_cast<size_t>(std::count(before.begin(), before.end(), '\n'));
+  return FoldLines(path, content, offset, lines, state);
 }
 
 Status ApplyEntry(CardState& state, const JournalEntry& entry) {
@@ -440,13 +666,11 @@ Status ApplyEntry(CardState& state, const JournalEntry& entry) {
   // optional string, an unknown actor kind, a blank abandon reason) must never be appended.
   auto decoded = DecodeJournalLine(EncodeJournalLine(entry));
   if (!decoded.ok()) return decoded.status();
-  CardState next = state;
   try {
-    Fold(next, *decoded);
+    Fold(state, std::move(*decoded));  // a refusal leaves `state` unchanged (see Fold)
   } catch (const DecodeError& e) {
     return Status::Error("corrupt", e.problem);
   }
-  state = std::move(next);
   return Status::Ok();
 }
 

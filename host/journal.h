@@ -121,8 +121,16 @@ struct CardState {
 /// other (a torn half line fails to decode and names its line).
 Result<CardState> FoldJournal(std::string_view path, std::string_view content);
 
+/// Folds the lines of `content` from byte `offset` on onto `state`, which must be the fold of
+/// `content.substr(0, offset)` (FoldJournal's result); `offset` must be 0 or just past a '\n'.
+/// Errors are FoldJournal's, with the same line numbers (counted from the file's start). On an
+/// error `state` holds the entries folded before the bad line; callers discard it.
+Status FoldJournalFrom(std::string_view path, std::string_view content, size_t offset,
+                       CardState& state);
+
 /// Applies one more entry to a folded state (same rules as FoldJournal); used to validate an
-/// entry before it is appended. Error message is the bare problem.
+/// entry before it is appended. Error message is the bare problem; a refused entry leaves
+/// `state` unchanged.
 Status ApplyEntry(CardState& state, const JournalEntry& entry);
 
 }  // namespace devflow
