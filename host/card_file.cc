@@ -664,7 +664,7 @@ Result<CardFile> ParseCardFile(std::string_view path, std::string_view raw_bytes
 }
 
 Result<std::string> RenderProjection(std::string_view path, std::string_view raw_bytes,
-                                     const Projection& p) {
+                                     const Projection& p, CardFile* rendered) {
   // Upstream rewrites the decoded text, so an ill-formed byte comes back as U+FFFD there too.
   const std::string raw = ReplaceInvalidUtf8(raw_bytes);
   // Parsing first rejects exactly what a read would reject (no block, bad YAML, no title).
@@ -709,6 +709,7 @@ Result<std::string> RenderProjection(std::string_view path, std::string_view raw
                    "the front matter is not a plain block mapping, so the projection keys "
                    "cannot be rewritten in place");
   }
+  if (rendered) *rendered = std::move(*check);
   return out;
 }
 

@@ -44,9 +44,10 @@ struct Projection {
 /// line position; a missing one is appended at the end of the front matter in that order.
 /// Every other line and the body are preserved byte for byte. The result is re-parsed to prove
 /// the edit left valid YAML carrying the projected values; otherwise "corrupt" with
-/// `<path>: <problem>` and nothing should be written.
+/// `<path>: <problem>` and nothing should be written. When `rendered` is given, it receives
+/// that re-parse of the result (what ParseCardFile would return for the written file).
 Result<std::string> RenderProjection(std::string_view path, std::string_view raw,
-                                     const Projection& projection);
+                                     const Projection& projection, CardFile* rendered = nullptr);
 
 /// A fresh card.md: `---\ntitle: <title>\nstage: …\nstageRevision: …\n[blockedFrom, parent,
 /// serviceClass when set]---\n\n<body trimmed>\n`. Used by Create and to rematerialise a lost

@@ -24,9 +24,11 @@ std::string LegalTargets(const Card& card) {
 }  // namespace
 
 Result<Attempt> Executor::Resolve(const MoveRequest& request, Card* card_out) {
-  Result<Card> card = store_.Read(request.id);
-  if (!card.ok()) return card.status();
-  if (card_out) *card_out = *card;
+  Result<Card> read = store_.Read(request.id);
+  if (!read.ok()) return read.status();
+  Card local;
+  Card* card = card_out ? card_out : &local;
+  *card = std::move(*read);
   const int64_t current = card->stage_revision;
   const int64_t expected = request.expected_revision.value_or(current);
   if (expected != current) {
@@ -73,16 +75,17 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
   if (!attempt.ok()) {
     out.code = attempt.status().code();
     out.message = attempt.status().message();
-    if (!card.id.empty()) out.card = card;
+    if (!card.id.empty()) out.card = std::move(card);
     return out;
   }
   out.attempt = *attempt;
-  out.card = card;
 
   AttemptContext context;
   context.dry_run = request.dry_run;
   context.warnings = &warnings_;
+  context.card = &card;  // the policies read the card this attempt was resolved against
   Decision decision = RunWaterfall(policies_, *attempt, context);
+  context.card = nullptr;
   out.reports = context.reports;
   // SIGTERM/SIGINT/SIGHUP during the waterfall (host/interrupt.h): the checker's tree is
   // already dead; nothing is committed, not even a park (issue 7 item 10).
@@ -90,6 +93,7 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
     out.code = "interrupted";
     out.message = "devflow: move of card " + request.id + " to " + Quoted(request.to) +
                   " was interrupted by " + InterruptName(sig) + "; nothing was committed";
+    out.card = std::move(card);
     return out;
   }
 
@@ -97,6 +101,7 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
     out.code = "vetoed";
     out.message = "devflow: transition of card " + request.id + " to " + Quoted(request.to) +
                   " was rejected: " + decision.reason;
+    out.card = std::move(card);
     if (context.parks.empty()) return out;
     out.failed_closed = true;
     const ParkRequest& park = context.parks.front();
@@ -119,7 +124,7 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
     MoveOutcome parked = MoveAt(park_request, depth + 1);
     if (parked.ok) {
       out.parked = true;
-      out.card = parked.card;
+      out.card = std::move(parked.card);
     } else {
       out.park_message = parked.message;
       warnings_.Warn(park.policy + ": failed to park card " + request.id +
@@ -143,6 +148,7 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
   commit.at = attempt->at;
 
   if (request.dry_run) {
+    out.card = std::move(card);
     out.ok = true;
     out.code = "committed";
     out.message = "dry run: card " + request.id + " would move " +
@@ -156,10 +162,13 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
       out.code = recorded.code();
       out.message = recorded.message();
       out.checks.clear();
+      out.card = std::move(card);
       return out;
     }
   }
-  Result<Card> committed = store_.CommitTransition(commit);
+  // The fold the decision was made on goes to the commit, which folds only what was appended
+  // since (or everything again, when the journal changed any other way).
+  Result<Card> committed = store_.CommitTransition(commit, std::move(card));
   if (!committed.ok()) {
     // Nothing was committed: no check stands, and the card is reported as it now is.
     out.code = committed.status().code();
@@ -170,7 +179,7 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
   }
   out.ok = true;
   out.code = "committed";
-  out.card = *committed;
+  out.card = std::move(*committed);
   out.message = "card " + request.id + " moved " + std::string(LocationName(attempt->from)) + "->" +
                 std::string(LocationName(attempt->to)) + " (revision " +
                 std::to_string(committed->stage_revision) + ")";

@@ -51,6 +51,7 @@ Card CardOf(const std::string& root, const std::string& id, const std::string& d
   c.parent = state.parent;
   c.service_class = state.service_class;
   c.abandoned = state.abandoned;
+  c.archived = state.archived;
   c.created_at = std::move(state.created_at);
   c.updated_at = std::move(state.updated_at);
   c.artifact_records = std::move(state.artifact_records);
@@ -187,14 +188,77 @@ Status Missing(const Ctx& c, const std::string& id) {
   return NotFound(c, id);
 }
 
-Result<CardState> ReadJournal(const Ctx& c, const std::string& id, const std::string& dir) {
-  std::string path = JoinPath(dir, "journal.jsonl");
+// A journal as read: its bytes and their fold.
+struct ReadJournalResult {
+  std::shared_ptr<const std::string> bytes;
+  CardState state;
+};
+
+Result<std::shared_ptr<const std::string>> ReadJournalBytes(const Ctx& c, const std::string& id,
+                                                            const std::string& path) {
   auto content = c.fs.ReadFile(path);
   if (!content.ok()) {
     if (IsAbsent(content.status())) return Missing(c, id);
     return content.status();
   }
-  return FoldJournal(path, *content);
+  return std::make_shared<const std::string>(std::move(*content));
+}
+
+Result<ReadJournalResult> ReadJournal(const Ctx& c, const std::string& id, const std::string& dir) {
+  std::string path = JoinPath(dir, "journal.jsonl");
+  auto bytes = ReadJournalBytes(c, id, path);
+  if (!bytes.ok()) return bytes.status();
+  auto state = FoldJournal(path, **bytes);
+  if (!state.ok()) return state.status();
+  return ReadJournalResult{std::move(*bytes), std::move(*state)};
+}
+
+// The fold a card was read with, taken out of it (its entries move, nothing is copied).
+CardState StateOf(Card&& card) {
+  CardState s;
+  s.stage = card.stage;
+  s.stage_revision = card.stage_revision;
+  s.blocked_from = card.blocked_from;
+  s.parent = std::move(card.parent);
+  s.service_class = card.service_class;
+  s.abandoned = card.abandoned;
+  s.archived = card.archived;
+  s.created_at = std::move(card.created_at);
+  s.updated_at = std::move(card.updated_at);
+  s.artifact_records = std::move(card.artifact_records);
+  s.entries = std::move(card.entries);
+  return s;
+}
+
+// Re-reads a journal already read and folded as `known`: when the file is `known`'s bytes
+// followed by whole appended lines, only those lines are folded onto `known`'s fold; any
+// other file (shorter, changed before its end, `known` ending mid-line or empty) is folded
+// whole, so a journal rewritten behind our back is never judged by a stale fold.
+Result<ReadJournalResult> ReadJournalAgain(const Ctx& c, const std::string& id,
+                                           const std::string& dir, ReadJournalResult known) {
+  std::string path = JoinPath(dir, "journal.jsonl");
+  auto bytes = ReadJournalBytes(c, id, path);
+  if (!bytes.ok()) return bytes.status();
+  const std::string& now = **bytes;
+  const std::shared_ptr<const std::string>& then = known.bytes;
+  const bool appended_only = then && !then->empty() && then->back() == '\n' &&
+                             !known.state.entries.empty() && now.size() >= then->size() &&
+                             now.compare(0, then->size(), *then) == 0;
+  if (!appended_only) {
+    auto state = FoldJournal(path, now);
+    if (!state.ok()) return state.status();
+    return ReadJournalResult{std::move(*bytes), std::move(*state)};
+  }
+  if (Status s = FoldJournalFrom(path, now, then->size(), known.state); !s.ok()) return s;
+  return ReadJournalResult{std::move(*bytes), std::move(known.state)};
+}
+
+// The journal a card was read from with its fold, taken out of the card (nothing is copied);
+// empty (so re-read whole) for a card of another root or id, or not read from disk.
+ReadJournalResult JournalOf(const Ctx& c, const std::string& id, std::optional<Card> card) {
+  if (!card || !card->journal || card->id != id || card->root != c.root) return {};
+  std::shared_ptr<const std::string> bytes = std::move(card->journal);
+  return ReadJournalResult{std::move(bytes), StateOf(std::move(*card))};
 }
 
 void WarnDrift(const Ctx& c, const std::string& id, const std::string& path, const CardFile& f,
@@ -230,19 +294,24 @@ Result<CardFile> ReadCardFile(const Ctx& c, const std::string& id, const std::st
 
 Result<Card> Load(const Ctx& c, const std::string& id, const std::string& dir, bool warn_drift) {
   if (!IsValidCardId(id)) return NotFound(c, id);
-  auto state = ReadJournal(c, id, dir);
-  if (!state.ok()) return state.status();
+  auto journal = ReadJournal(c, id, dir);
+  if (!journal.ok()) return journal.status();
   std::string path = JoinPath(dir, "card.md");
   auto file = ReadCardFile(c, id, path, true);
   if (!file.ok()) return file.status();
-  if (warn_drift) WarnDrift(c, id, path, *file, *state);
-  return CardOf(c.root, id, dir, std::move(*state), file->title, file->body);
+  if (warn_drift) WarnDrift(c, id, path, *file, journal->state);
+  Card card = CardOf(c.root, id, dir, std::move(journal->state), std::move(file->title),
+                     std::move(file->body));
+  card.journal = std::move(journal->bytes);
+  return card;
 }
 
 // Rewrites card.md from the committed state; failure only warns (the journal is the commit).
-// Returns the title the card has now.
-std::string RewriteProjection(const Ctx& c, const std::string& id, const std::string& dir,
-                              const CardState& state) {
+// Returns the title and body the card has now: the rendered file's (its body is the old
+// file's, byte for byte), the old file's when it cannot be rendered, or the card id and an
+// empty body when there is no readable card.md.
+CardFile RewriteProjection(const Ctx& c, const std::string& id, const std::string& dir,
+                           const CardState& state) {
   std::string path = JoinPath(dir, "card.md");
   Projection p = ProjectionOf(state);
   auto warn = [&](const std::string& why) {
@@ -251,43 +320,40 @@ std::string RewriteProjection(const Ctx& c, const std::string& id, const std::st
   };
   auto raw = c.fs.ReadFile(path);
   std::string next;
-  std::string title = id;
+  CardFile now{id, "", std::nullopt, std::nullopt};
   if (!raw.ok()) {
     if (!IsAbsent(raw.status())) {
       warn(raw.status().message());
-      return id;
+      return now;
     }
     next = NewCardFile(id, "", p);  // rematerialise a lost projection (reference §1.9)
   } else {
-    auto rendered = RenderProjection(path, *raw, p);
+    auto rendered = RenderProjection(path, *raw, p, &now);
     if (!rendered.ok()) {
       warn(rendered.status().message());
       auto parsed = ParseCardFile(path, *raw);
-      return parsed.ok() ? parsed->title : id;
+      return parsed.ok() ? *parsed : CardFile{id, "", std::nullopt, std::nullopt};
     }
     next = std::move(*rendered);
-    title = ParseCardFile(path, next)->title;
   }
   if (Status s = c.fs.WriteFileAtomic(path, next); !s.ok()) warn(s.message());
-  return title;
+  return now;
 }
 
 Status Refuse(const char* code, std::string message) {
   return Status::Error(code, std::move(message));
 }
 
-// Appends `entry` after proving the fold accepts it; `state` becomes the state after it.
+// Appends `entry` after proving the fold accepts it; `state` becomes the state after it. On a
+// failed append `state` already holds the entry: callers discard it (nothing was committed).
 Status AppendEntry(const Ctx& c, const std::string& dir, CardState& state,
                    const JournalEntry& entry) {
-  CardState next = state;
-  if (Status s = ApplyEntry(next, entry); !s.ok()) {
+  if (Status s = ApplyEntry(state, entry); !s.ok()) {
     return Status::Error(
         "corrupt", "refusing to append a journal entry the fold would reject: " + s.message());
   }
   std::string line = EncodeJournalLine(entry) + "\n";
-  if (Status s = c.fs.AppendDurable(JoinPath(dir, "journal.jsonl"), line); !s.ok()) return s;
-  state = std::move(next);
-  return Status::Ok();
+  return c.fs.AppendDurable(JoinPath(dir, "journal.jsonl"), line);
 }
 
 Status RefuseOffBoard(const std::string& id, const CardState& state) {
@@ -501,12 +567,12 @@ Result<Card> Store::AddArtifact(const ArtifactRequest& request) {
     }
     return Status::Ok();
   };
-  if (Status s = check(*current); !s.ok()) return s;
+  if (Status s = check(current->state); !s.ok()) return s;
 
   // The file lands before the lock; the journal append stays the only commit point. A commit
   // that then loses the revision re-check leaves an unreferenced file that a same-revision
   // retry overwrites (reference §1.8).
-  std::string name = std::to_string(current->stage_revision + 1) + "-" + request.kind + ".md";
+  std::string name = std::to_string(current->state.stage_revision + 1) + "-" + request.kind + ".md";
   std::string artifacts = JoinPath(dir, "artifacts");
   if (Status s = fs_.CreateDirs(artifacts); !s.ok()) return s;
   if (Status s = fs_.WriteFileAtomic(JoinPath(artifacts, name), request.content); !s.ok()) {
@@ -514,10 +580,11 @@ Result<Card> Store::AddArtifact(const ArtifactRequest& request) {
   }
 
   std::optional<CardState> committed;
-  std::string title;
+  CardFile file;
   Status s = WithCommitLock(id, "retry the registration", [&]() -> Status {
-    auto settled = ReadJournal(c, id, dir);
-    if (!settled.ok()) return settled.status();
+    auto read = ReadJournalAgain(c, id, dir, std::move(*current));
+    if (!read.ok()) return read.status();
+    CardState* settled = &read->state;
     if (Status refused = check(*settled); !refused.ok()) return refused;
     JournalEntry entry;
     entry.rev = settled->stage_revision + 1;
@@ -528,16 +595,16 @@ Result<Card> Store::AddArtifact(const ArtifactRequest& request) {
     entry.by = request.by;
     entry.kind = request.kind;
     if (Status appended = AppendEntry(c, dir, *settled, entry); !appended.ok()) return appended;
-    title = RewriteProjection(c, id, dir, *settled);
+    file = RewriteProjection(c, id, dir, *settled);
     committed = std::move(*settled);
     return Status::Ok();
   });
   if (!s.ok()) return s;
-  auto file = ReadCardFile(c, id, JoinPath(dir, "card.md"), false);
-  return CardOf(root_, id, dir, std::move(*committed), title, file.ok() ? file->body : "");
+  return CardOf(root_, id, dir, std::move(*committed), std::move(file.title), std::move(file.body));
 }
 
-Result<Card> Store::CommitTransition(const TransitionCommit& commit) {
+Result<Card> Store::CommitTransition(const TransitionCommit& commit,
+                                     std::optional<Card> decided_on) {
   Ctx c{root_, fs_, warnings_};
   const std::string& id = commit.id;
   if (!IsValidCardId(id)) return NotFound(c, id);
@@ -553,10 +620,12 @@ Result<Card> Store::CommitTransition(const TransitionCommit& commit) {
   const std::string to(LocationName(commit.to));
 
   std::optional<CardState> committed;
-  std::string title;
+  CardFile file;
+  ReadJournalResult known = JournalOf(c, id, std::move(decided_on));
   Status s = WithCommitLock(id, "retry the move", [&]() -> Status {
-    auto settled = ReadJournal(c, id, dir);
-    if (!settled.ok()) return settled.status();
+    auto read = ReadJournalAgain(c, id, dir, std::move(known));
+    if (!read.ok()) return read.status();
+    CardState* settled = &read->state;
     if (Status refused = RefuseOffBoard(id, *settled); !refused.ok()) return refused;
     if (settled->stage_revision != commit.expected_revision) {
       return Refuse("revision-mismatch", "card " + id + " moved to revision " +
@@ -589,13 +658,12 @@ Result<Card> Store::CommitTransition(const TransitionCommit& commit) {
     entry.gate = gate;
     if (Status appended = AppendEntry(c, dir, *settled, entry); !appended.ok()) return appended;
     // Rewritten under the lock so two committers cannot leave an older projection last.
-    title = RewriteProjection(c, id, dir, *settled);
+    file = RewriteProjection(c, id, dir, *settled);
     committed = std::move(*settled);
     return Status::Ok();
   });
   if (!s.ok()) return s;
-  auto file = ReadCardFile(c, id, JoinPath(dir, "card.md"), false);
-  return CardOf(root_, id, dir, std::move(*committed), title, file.ok() ? file->body : "");
+  return CardOf(root_, id, dir, std::move(*committed), std::move(file.title), std::move(file.body));
 }
 
 }  // namespace devflow

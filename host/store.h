@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,10 +48,14 @@ struct Card {
   std::optional<std::string> parent;
   ServiceClass service_class = ServiceClass::kStandard;
   bool abandoned = false;
+  bool archived = false;  // an archived card still under tasks/ (commits refuse it)
   std::string created_at;
   std::string updated_at;
   std::vector<ArtifactRecord> artifact_records;  // registration order
   std::vector<JournalEntry> entries;             // the whole journal, for `card show`
+  /// The journal bytes this card was folded from (null for a card not read from disk). A
+  /// commit that is handed this card folds only what was appended to these bytes since.
+  std::shared_ptr<const std::string> journal;
 
   /// Newest registration of `kind`: the last record whose kind equals it (reference §1.8).
   const ArtifactRecord* NewestOfKind(const std::string& kind) const;
@@ -122,7 +127,14 @@ class Store {
   /// decided, re-checks legality and the rework reason, appends one line with a single write +
   /// fsync, rewrites the card.md projection (still under the lock, so the last committer's
   /// projection is the one left; failure only warns), releases the lock. Returns the new card.
-  Result<Card> CommitTransition(const TransitionCommit& commit);
+  ///
+  /// `decided_on`, when given, is the card the decision was made against (Read of the same id
+  /// in this store; it is consumed). Under the lock the journal is still read whole, but when
+  /// it is exactly the bytes that card was folded from followed by whole appended lines, only
+  /// those lines are folded onto the card's fold. Any other change (shorter, a byte before the
+  /// end differs, the old bytes ended mid-line, another card) re-folds the whole journal.
+  Result<Card> CommitTransition(const TransitionCommit& commit,
+                                std::optional<Card> decided_on = std::nullopt);
 
   /// Path of the card directory for an id (no existence check). The id must satisfy
   /// IsValidCardId, otherwise "not-found" is returned by Read.

@@ -53,10 +53,16 @@ struct ParkRequest {
   std::string policy;  // plugin id that asked, for the warning prefix
 };
 
+struct Card;  // host/store.h
+
 /// Side channels of one attempt. Policies never write the journal themselves.
 struct AttemptContext {
   bool dry_run = false;  // write nothing: no report, no cache record, no park
   Warnings* warnings = nullptr;
+  /// The card as the executor read it to resolve this attempt (its root, id and revision are
+  /// the attempt's), so a policy reads nothing twice; null when the caller read none (a policy
+  /// then reads the card itself). See CardForAttempt.
+  const Card* card = nullptr;
   std::vector<ParkRequest> parks;  // filled by policies, drained by the executor
   /// Veto reports: the path written (or that would be written, under dry_run) and its text.
   struct Report {

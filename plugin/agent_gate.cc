@@ -80,6 +80,19 @@ std::string Workspace(const std::string& root) { return ParentPath(root); }
 
 }  // namespace
 
+Result<const Card*> CardForAttempt(const Attempt& attempt, const AttemptContext& context,
+                                   const CardReader& read, std::optional<Card>& held) {
+  const Card* given = context.card;
+  if (given && given->root == attempt.root && given->id == attempt.id &&
+      given->stage_revision == attempt.expected_revision) {
+    return given;
+  }
+  Result<Card> card = read(attempt.root, attempt.id);
+  if (!card.ok()) return card.status();
+  held = std::move(*card);
+  return &*held;
+}
+
 AgentGate::AgentGate(AgentGateConfig config, CardReader read_card, CheckerDispatch& checker,
                      FileSystem& fs)
     : config_(std::move(config)), read_card_(std::move(read_card)), checker_(checker), fs_(fs) {}
@@ -113,8 +126,10 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     return downstream;
   };
 
-  Result<Card> card = read_card_(attempt.root, attempt.id);
-  if (!card.ok()) return fail_closed("the card cannot be read: " + card.status().message());
+  std::optional<Card> held;
+  Result<const Card*> read = CardForAttempt(attempt, context, read_card_, held);
+  if (!read.ok()) return fail_closed("the card cannot be read: " + read.status().message());
+  const Card* card = *read;
   // The id names the report file: whatever the reader returned, it must not leave the dir.
   if (!IsValidCardId(card->id)) {
     return fail_closed("the card cannot be read: card id \"" + card->id +

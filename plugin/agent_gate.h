@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "checker/dispatch.h"
@@ -16,6 +17,12 @@ namespace devflow {
 
 /// Reads a card of a root, read-only (the gate never writes the journal).
 using CardReader = std::function<Result<Card>(const std::string& root, const std::string& id)>;
+
+/// The card a policy decides an attempt on, read once per move (issue 11): the executor's read
+/// in `context.card` when it is the attempt's card (same root, id and revision), else
+/// `read(attempt.root, attempt.id)`, kept in `held`. Errors: the reader's.
+Result<const Card*> CardForAttempt(const Attempt& attempt, const AttemptContext& context,
+                                   const CardReader& read, std::optional<Card>& held);
 
 /// The agent gate policy.
 ///

@@ -107,9 +107,12 @@ std::vector<std::string> ArtifactGate::Inspect(const ArtifactKindConfig& kind,
 }
 
 Result<std::vector<std::string>> ArtifactGate::Defects(const Attempt& attempt,
-                                                       const std::vector<std::string>& kinds) {
-  Result<Card> card = read_card_(attempt.root, attempt.id);
-  if (!card.ok()) return card.status();
+                                                       const std::vector<std::string>& kinds,
+                                                       const AttemptContext& context) {
+  std::optional<Card> held;
+  Result<const Card*> read = CardForAttempt(attempt, context, read_card_, held);
+  if (!read.ok()) return read.status();
+  const Card* card = *read;
   std::vector<std::string> defects;
   for (const std::string& kind : kinds) {
     const ArtifactRecord* record = card->NewestOfKind(kind);
@@ -135,7 +138,7 @@ Result<std::vector<std::string>> ArtifactGate::Defects(const Attempt& attempt,
 Decision ArtifactGate::Admit(const Attempt& attempt, AttemptContext& context, const Next& next) {
   const std::vector<std::string>* kinds = EdgeKinds(config_, attempt.edge());
   if (!kinds) return next();
-  Result<std::vector<std::string>> defects = Defects(attempt, *kinds);
+  Result<std::vector<std::string>> defects = Defects(attempt, *kinds, context);
   if (!defects.ok()) {
     return Decision::Veto("required artifacts cannot be checked: " + defects.status().message());
   }
@@ -152,7 +155,7 @@ std::string ArtifactGate::Explain(const Attempt& attempt) {
   std::string list;
   for (const auto& k : *kinds) list += (list.empty() ? "" : ", ") + k;
   std::string out = "edge " + edge.Name() + " requires: " + list + "\n";
-  Result<std::vector<std::string>> defects = Defects(attempt, *kinds);
+  Result<std::vector<std::string>> defects = Defects(attempt, *kinds, AttemptContext());
   if (!defects.ok()) return out + "cannot check: " + defects.status().message();
   if (defects->empty()) return out + "every required artifact is present and sound";
   out += "would veto:";

@@ -28,8 +28,10 @@ class ArtifactGate : public Policy {
                                           const std::string& content, const std::string& label);
 
  private:
+  // `context`: the attempt's, whose card is used when it carries one (CardForAttempt).
   Result<std::vector<std::string>> Defects(const Attempt& attempt,
-                                           const std::vector<std::string>& kinds);
+                                           const std::vector<std::string>& kinds,
+                                           const AttemptContext& context);
   ArtifactGateConfig config_;
   CardReader read_card_;
   FileSystem& fs_;

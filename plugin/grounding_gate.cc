@@ -113,8 +113,10 @@ Decision GroundingGate::Admit(const Attempt& attempt, AttemptContext& context, c
                           "; the card is parked blocked until the deployment recovers");
   };
 
-  Result<Card> card = read_card_(attempt.root, attempt.id);
-  if (!card.ok()) return fail_closed("the card cannot be read: " + card.status().message());
+  std::optional<Card> held;
+  Result<const Card*> read = CardForAttempt(attempt, context, read_card_, held);
+  if (!read.ok()) return fail_closed("the card cannot be read: " + read.status().message());
+  const Card* card = *read;
   if (Status bad = CheckRequirePatterns(options.require); !bad.ok()) {
     return fail_closed(bad.message());
   }

@@ -258,14 +258,14 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
   as_move.reason = attempt.reason;
   as_move.dry_run = request.dry_run;
 
-  // The caller resolved the attempt against its own read of the card; the policies read the
-  // card again here, so an attempt that no longer matches it is refused (never decided on a
-  // card other than the one the caller will commit to).
+  // The caller resolved the attempt against its own read of the card; the card is read again
+  // here, once, so an attempt that no longer matches it is refused (never decided on a card
+  // other than the one the caller will commit to), and the policies decide on this read.
   std::optional<Card> card;
   auto refusal = [&]() -> std::optional<Status> {
     Result<Card> read = d.store->Read(attempt.id);
     if (!read.ok()) return read.status();
-    card = *read;
+    card = std::move(*read);
     if (card->stage != attempt.from) {
       return Status::Error("revision-mismatch",
                            "card " + attempt.id + " is at " + Quoted(card->stage) + ", not " +
@@ -299,6 +299,7 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
     AttemptContext context;
     context.dry_run = request.dry_run;
     context.warnings = &warnings;
+    context.card = &*card;  // read once: the policies decide on this same read
     TakeSandboxLevels();
     out.decision = RunWaterfall(d.policies, attempt, context);
     out.reports = context.reports;

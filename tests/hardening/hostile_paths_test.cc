@@ -382,6 +382,25 @@ TEST_CASE("store: a kind is grammar-checked before the artifact file name is bui
   CHECK(rig.Read("0001-a").stage_revision == 2);
 }
 
+namespace {
+
+// Runs a policy as a caller without a card of its own would (AttemptContext::card unset).
+struct WithoutExecutorCard : Policy {
+  explicit WithoutExecutorCard(Policy& inner) : inner(inner) {}
+  std::string id() const override { return inner.id(); }
+  Decision Admit(const Attempt& attempt, AttemptContext& context, const Next& next) override {
+    const Card* card = context.card;
+    context.card = nullptr;
+    Decision d = inner.Admit(attempt, context, next);
+    context.card = card;
+    return d;
+  }
+  std::string Explain(const Attempt& attempt) override { return inner.Explain(attempt); }
+  Policy& inner;
+};
+
+}  // namespace
+
 TEST_CASE("agent gate: a card id that is not a valid id never names a report file") {
   Rig rig;
   const std::string id = "0001-a";
@@ -398,8 +417,12 @@ TEST_CASE("agent gate: a card id that is not a valid id never names a report fil
         return card;
       },
       rig.scripted, rig.fs);
+  // A move hands the policies the executor's own read (issue 11: one read per move), whose id
+  // the store has checked; the reader is what a policy reaches without one, so the gate runs
+  // here without the executor's card, and the hostile reader is the card's only source.
+  WithoutExecutorCard readerless(gate);
   rig.with_gate = false;
-  rig.before.push_back(&gate);
+  rig.before.push_back(&readerless);
   rig.scripted.Veto("the design is hollow");
   MoveOutcome outcome = rig.Move(id);
   const std::string fault = "the card cannot be read: card id \"" + hostile +

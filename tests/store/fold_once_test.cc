@@ -1,0 +1,255 @@
+// A move reads what it needs once (issue 11 item 1): the journal line decoder's fast path
+// decodes exactly what the full path decodes, a tail fold equals a whole fold, and a commit
+// handed the card it was decided on folds only the appended lines, re-folding the whole
+// journal whenever the file changed in any other way.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "host/journal.h"
+#include "host/store.h"
+#include "support/support.h"
+
+using namespace devflow;
+using devflow::test::FixedClock;
+using devflow::test::Slurp;
+using devflow::test::Spit;
+using devflow::test::TempDir;
+
+namespace {
+
+const Actor kHuman{"human", std::nullopt, std::nullopt};
+
+// The same line with its first letter 'a'..'z' inside a string value written as a \u escape:
+// the fast path (no backslash) refuses it, so the full path decodes it.
+std::string Escaped(const std::string& line) {
+  bool in_string = false;
+  bool key = true;  // the next string is an object key
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"') {
+      if (in_string) key = false;
+      in_string = !in_string;
+      continue;
+    }
+    if (!in_string) {
+      if (c == ',' || c == '{') key = true;
+      if (c == ':') key = false;
+      continue;
+    }
+    if (!key && c >= 'a' && c <= 'z') {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\u%04x", c);
+      return line.substr(0, i) + hex + line.substr(i + 1);
+    }
+  }
+  FAIL("no letter in a string value of " << line);
+  return line;
+}
+
+std::string Decoded(const std::string& line) {
+  auto e = DecodeJournalLine(line);
+  return e.ok() ? "ok " + EncodeJournalLine(*e) : e.status().code() + " " + e.status().message();
+}
+
+}  // namespace
+
+TEST_CASE("the decoder's fast path and its full path decode every line the same") {
+  const std::vector<std::string> lines = {
+      // what the stores write
+      R"({"rev":1,"at":"2026-09-16T08:00:00.000Z","type":"created","by":{"kind":"human","name":"ann"}})",
+      R"({"rev":1,"at":"2026-09-16T08:00:00.000Z","type":"created","by":{"kind":"human"},"parent":"0001-a","serviceClass":"express"})",
+      R"({"rev":2,"at":"2026-09-16T08:00:00.000Z","type":"transition","from":"draft","to":"designing","by":{"kind":"agent","session":"s1"},"reason":"why","gate":{"approvedBy":{"kind":"human"},"checks":[{"by":{"kind":"agent"},"verdict":"allowed","summary":"ok"}]}})",
+      R"({"rev":3,"at":"2026-09-16T08:00:00.000Z","type":"artifact","path":"artifacts/3-prd.md","stage":"designing","by":{"kind":"agent","session":"bench-3"},"kind":"prd"})",
+      R"({"rev":4,"at":"x","type":"abandoned","by":{"kind":"command","name":"c"},"reason":"gone"})",
+      R"({"rev":5,"at":"x","type":"archived","by":{"kind":"human"}})",
+      R"({"rev":6,"at":"x","type":"restored","by":{"kind":"human"},"reason":"back"})",
+      R"({"rev":7,"at":"x","type":"claim-expired","previousOwner":{"kind":"agent","session":"old"},"by":{"kind":"command","name":"sweeper"}})",
+      // spacing, unknown fields, fields the kind does not define, other value types
+      R"(  { "rev" : 8 , "at" : "x" , "type" : "transition" , "from" : "ready" , "to" : "blocked" , "extra" : [1, -2, true, false, null, {}, []] }  )",
+      R"({"rev":9,"at":"x","type":"transition","from":"ready","to":"developing","by":{"kind":"human","session":"dropped"}})",
+      // refusals: each must carry the full path's message
+      R"({"rev":0,"at":"x","type":"archived","by":{"kind":"human"}})",
+      R"({"rev":-3,"at":"x","type":"archived","by":{"kind":"human"}})",
+      R"({"rev":"1","at":"x","type":"archived","by":{"kind":"human"}})",
+      R"({"rev":1,"at":"","type":"archived","by":{"kind":"human"}})",
+      R"({"rev":1,"at":"x","type":"teleported","by":{"kind":"human"}})",
+      R"({"rev":1,"at":"x","type":"archived","by":{"kind":"robot"}})",
+      R"({"rev":1,"at":"x","type":"archived","by":{"kind":"human","name":""}})",
+      R"({"rev":1,"at":"x","type":"artifact","path":"p","stage":"blocked"})",
+      R"({"rev":1,"at":"x","type":"abandoned","by":{"kind":"human"},"reason":"   "})",
+      R"({"rev":1,"at":"x","type":"transition","from":"ready","to":"nowhere"})",
+      R"({"rev":1,"at":"x","type":"transition","from":"ready","to":"done","gate":{"checks":[{"by":{"kind":"agent"},"verdict":"vetoed"}]}})",
+      R"({"rev":1,"at":"x","type":"transition","from":"ready","to":"done","gate":{}})",
+      R"({"rev":1,"at":"x","type":"transition","from":"ready","to":"done","gate":{"checks":{}}})",
+      R"({"rev":1,"at":"x","type":"claim-expired","by":{"kind":"human"}})",
+  };
+  for (const std::string& line : lines) {
+    CAPTURE(line);
+    CHECK(Decoded(line) == Decoded(Escaped(line)));
+  }
+  // Lines outside the fast path's subset still decode as the full path reads them.
+  CHECK(Decoded(R"({"rev":3.0,"at":"x","type":"archived","by":{"kind":"human"}})") ==
+        Decoded(R"({"rev":3,"at":"x","type":"archived","by":{"kind":"human"}})"));
+  CHECK(Decoded(R"({"rev":1,"rev":2,"at":"x","type":"archived","by":{"kind":"human"}})")
+            .rfind("ok {\"rev\":", 0) == 0);
+  CHECK(Decoded(R"({"rev":01,"at":"x","type":"archived","by":{"kind":"human"}})")
+            .rfind("corrupt invalid JSON: ", 0) == 0);
+  CHECK(Decoded(R"({"rev":1,"at":"x","type":"archived","by":{"kind":"human"}} x)")
+            .rfind("corrupt invalid JSON: ", 0) == 0);
+  CHECK(Decoded(R"({"rev":1,"at":"x","type":"archived","by":{"kind":"human"})")
+            .rfind("corrupt invalid JSON: ", 0) == 0);
+}
+
+TEST_CASE("a tail fold equals the whole fold, line numbers in its errors included") {
+  const std::string path = "/r/tasks/0001-a/journal.jsonl";
+  const std::string head =
+      R"({"rev":1,"at":"x","type":"created","by":{"kind":"human"}})"
+      "\n\n"
+      R"({"rev":2,"at":"x","type":"transition","from":"draft","to":"designing"})"
+      "\n";
+  const std::string tail =
+      "  \n"
+      R"({"rev":3,"at":"y","type":"artifact","path":"artifacts/3-prd.md","stage":"designing","kind":"prd"})"
+      "\n";
+  auto whole = FoldJournal(path, head + tail);
+  REQUIRE(whole.ok());
+  auto state = FoldJournal(path, head);
+  REQUIRE(state.ok());
+  REQUIRE(FoldJournalFrom(path, head + tail, head.size(), *state).ok());
+  CHECK(state->stage_revision == whole->stage_revision);
+  CHECK(state->updated_at == "y");
+  CHECK(state->artifact_records == whole->artifact_records);
+  REQUIRE(state->entries.size() == whole->entries.size());
+  for (size_t i = 0; i < state->entries.size(); ++i) {
+    CHECK(EncodeJournalLine(state->entries[i]) == EncodeJournalLine(whole->entries[i]));
+  }
+
+  const std::string bad_tail = "\n{\"rev\":3,\n";
+  auto bad_whole = FoldJournal(path, head + bad_tail);
+  REQUIRE_FALSE(bad_whole.ok());
+  auto again = FoldJournal(path, head);
+  Status bad = FoldJournalFrom(path, head + bad_tail, head.size(), *again);
+  CHECK(bad.code() == "corrupt");
+  CHECK(bad.message() == bad_whole.status().message());
+  CHECK(bad.message().rfind(path + ":5: ", 0) == 0);
+
+  const std::string gap_tail = R"({"rev":4,"at":"x","type":"archived","by":{"kind":"human"}})"
+                               "\n";
+  auto gap_whole = FoldJournal(path, head + gap_tail);
+  REQUIRE_FALSE(gap_whole.ok());
+  auto third = FoldJournal(path, head);
+  CHECK(FoldJournalFrom(path, head + gap_tail, head.size(), *third).message() ==
+        gap_whole.status().message());
+}
+
+namespace {
+
+struct Root {
+  TempDir tmp;
+  FixedClock clock;
+  CollectedWarnings warnings;
+  Store store{tmp / ".devflow", RealFileSystem(), clock, warnings};
+  std::string id;
+  std::string Journal() { return tmp / (".devflow/tasks/" + id + "/journal.jsonl"); }
+
+  Root() {
+    CreateRequest r;
+    r.title = "One";
+    auto card = store.Create(r);
+    REQUIRE(card.ok());
+    id = card->id;
+  }
+  TransitionCommit To(Location from, Location to, int64_t rev) {
+    return TransitionCommit{id, rev, from, to, kHuman, std::nullopt, std::nullopt, clock.NowIso()};
+  }
+  Card Read() {
+    auto card = store.Read(id);
+    REQUIRE(card.ok());
+    return *card;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a commit handed its decided card folds the lines appended since") {
+  Root r;
+  Card decided = r.Read();
+  REQUIRE(decided.journal);
+  CHECK(*decided.journal == *Slurp(r.Journal()));
+
+  SUBCASE("nothing appended: the commit stands on the decided fold") {
+    auto moved = r.store.CommitTransition(r.To(Location::kDraft, Location::kDesigning, 1), decided);
+    REQUIRE(moved.ok());
+    CHECK(moved->stage == Location::kDesigning);
+    CHECK(moved->stage_revision == 2);
+    REQUIRE(moved->entries.size() == 2);
+    CHECK(moved->title == "One");
+    auto fold = FoldJournal(r.Journal(), *Slurp(r.Journal()));
+    REQUIRE(fold.ok());
+    CHECK(EncodeJournalLine(moved->entries[1]) == EncodeJournalLine(fold->entries[1]));
+  }
+  SUBCASE("a rival's appended line is folded: the revision moved") {
+    Store rival(r.tmp / ".devflow", RealFileSystem(), r.clock, r.warnings);
+    REQUIRE(rival.CommitTransition(r.To(Location::kDraft, Location::kDesigning, 1)).ok());
+    auto lost = r.store.CommitTransition(r.To(Location::kDraft, Location::kDesigning, 1), decided);
+    CHECK(lost.status().code() == "revision-mismatch");
+    CHECK(lost.status().message().find("moved to revision 2") != std::string::npos);
+    // and a commit decided on the rival's revision goes through on the appended fold
+    Card now = r.Read();
+    auto moved = r.store.CommitTransition(r.To(Location::kDesigning, Location::kReady, 2), now);
+    REQUIRE(moved.ok());
+    CHECK(moved->stage_revision == 3);
+  }
+}
+
+TEST_CASE("a journal changed other than by an append since the decision is re-folded whole") {
+  Root r;
+  REQUIRE(r.store.CommitTransition(r.To(Location::kDraft, Location::kDesigning, 1)).ok());
+  Card decided = r.Read();  // revision 2, designing
+  const std::string original = *Slurp(r.Journal());
+  const std::string created = original.substr(0, original.find('\n') + 1);
+
+  SUBCASE("shorter: cut back to the created line") {
+    Spit(r.Journal(), created);
+    auto lost = r.store.CommitTransition(r.To(Location::kDesigning, Location::kReady, 2), decided);
+    CHECK(lost.status().code() == "revision-mismatch");
+    CHECK(*Slurp(r.Journal()) == created);
+  }
+  SUBCASE("same size, same last line, an earlier line rewritten") {
+    std::string forged = original;
+    const size_t at = forged.find("\"human\"");
+    REQUIRE(at < created.size());
+    forged.replace(at, 7, "\"robot\"");  // the created line no longer decodes
+    REQUIRE(forged.size() == original.size());
+    Spit(r.Journal(), forged);
+    auto refused =
+        r.store.CommitTransition(r.To(Location::kDesigning, Location::kReady, 2), decided);
+    CHECK(refused.status().code() == "corrupt");
+    CHECK(refused.status().message().find("journal.jsonl:1: ") != std::string::npos);
+    CHECK(*Slurp(r.Journal()) == forged);
+  }
+  SUBCASE("rewritten and then appended to: the old bytes are no longer its start") {
+    std::string forged = original;
+    forged.replace(forged.find("\"human\""), 7, "\"robot\"");
+    forged += R"({"rev":3,"at":"x","type":"transition","from":"designing","to":"ready"})"
+              "\n";
+    Spit(r.Journal(), forged);
+    auto refused =
+        r.store.CommitTransition(r.To(Location::kDesigning, Location::kReady, 2), decided);
+    CHECK(refused.status().code() == "corrupt");
+    CHECK(*Slurp(r.Journal()) == forged);
+  }
+  SUBCASE("a card of another id is never taken for this one's fold") {
+    Card other = decided;  // the same bytes, but another card's (here: an older) fold
+    other.id = "0002-other";
+    other.stage = Location::kDraft;
+    other.stage_revision = 1;
+    other.entries.resize(1);
+    auto moved = r.store.CommitTransition(r.To(Location::kDesigning, Location::kReady, 2), other);
+    REQUIRE(moved.ok());
+    CHECK(moved->stage_revision == 3);
+    CHECK(moved->id == r.id);
+  }
+}
