@@ -9,6 +9,7 @@
 
 #include "checker/prompt.h"
 #include "checker/verdict.h"
+#include "reports/gate_layout.h"
 #include "reports/verdict_cache.h"
 #include "reports/veto_report.h"
 
@@ -58,8 +59,8 @@ Result<Collected> CollectInputs(const Card& card, const AgentEdgeConfig& edge, F
     Result<std::string> content = ReadArtifact(fs, card.dir, record->path);
     if (!content.ok()) return content.status();
     out.inputs.push_back(PromptInput{kind, record->rev, std::move(*content)});
-    out.labels.push_back(kind + ":" + std::to_string(record->rev));
   }
+  out.labels = InputLabels(card, edge);  // the cache key's labels (reports/gate_layout.h)
   return out;
 }
 
@@ -98,13 +99,11 @@ AgentGate::AgentGate(AgentGateConfig config, CardReader read_card, CheckerDispat
     : config_(std::move(config)), read_card_(std::move(read_card)), checker_(checker), fs_(fs) {}
 
 std::string AgentGate::ReportDir(const std::string& root) const {
-  if (!config_.report_dir) return JoinPath(root, "reports/agent-gate");
-  return ResolveAgainst(Workspace(root), *config_.report_dir);
+  return AgentReportDir(config_, root);
 }
 
 std::string AgentGate::CacheDir(const std::string& root) const {
-  if (!config_.verdict_cache_dir) return "";
-  return ResolveAgainst(Workspace(root), *config_.verdict_cache_dir);
+  return AgentCacheDir(config_, root);
 }
 
 Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const Next& next) {

@@ -1,0 +1,37 @@
+// Where the gates keep their files, and what names them (issue 10 item 13): the one place the
+// agent gate (plugin/agent_gate.cc) and the operator commands (reports/*_command.cc, audit)
+// both ask, so the rules are stated once. Upstream sources: reference/devflow-upstream.md
+// §4.8 (report dir), §4.9 (cache dir, key inputs), §3.3 (temp files of atomic writes).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "host/store.h"
+
+namespace devflow {
+
+/// `<root>/reports/agent-gate` when `reportDir` is unset; a relative reportDir resolves
+/// against the workspace (the parent of the root), never the process cwd.
+std::string AgentReportDir(const AgentGateConfig& gate, const std::string& root);
+
+/// The resolved `verdictCacheDir` (relative: against the workspace), or "" when it is unset
+/// (caching disabled).
+std::string AgentCacheDir(const AgentGateConfig& gate, const std::string& root);
+
+/// The cache-key input labels the agent gate collects for `edge` on `card` now: `kind:rev` of
+/// the newest registration of each configured input kind, in configured order; kinds with no
+/// registration are skipped (their presence is the artifact gate's job, reference §4.4).
+std::vector<std::string> InputLabels(const Card& card, const AgentEdgeConfig& edge);
+
+/// Temp files of FileSystem::WriteFileAtomic (`.<name>.<pid>.<seq>.tmp`) and of upstream's
+/// cache writer (`<16 hex>.json.<pid>.tmp`).
+bool IsTempFileName(const std::string& name);
+
+/// A temp file this old (ms) or older is a leftover of an interrupted write; a younger one may
+/// be a write in flight.
+constexpr int64_t kTempLeftoverAgeMs = 60 * 1000;
+
+}  // namespace devflow
