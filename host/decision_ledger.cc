@@ -1,5 +1,11 @@
 #include "host/decision_ledger.h"
 
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 namespace devflow {
@@ -28,11 +34,45 @@ std::string DecisionLedgerPath(const std::string& root) {
   return JoinPath(root, "ledger/decisions.jsonl");
 }
 
+std::string NewDecisionId(const std::string& at) {
+  std::string id;
+  for (char c : at) {
+    if (c != '-' && c != ':') id += c;
+  }
+  uint32_t bits = 0;
+  ssize_t got = -1;
+  do {
+    got = ::getrandom(&bits, sizeof bits, GRND_NONBLOCK);
+  } while (got < 0 && errno == EINTR);
+  if (got != static_cast<ssize_t>(sizeof bits)) {
+    // No entropy yet (early boot): pid, a counter and the clock still separate two writers.
+    static std::atomic<uint32_t> counter{0};
+    bits = static_cast<uint32_t>(::getpid()) * 2654435761u ^ (counter++ << 20) ^
+           static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  static const char kHex[] = "0123456789abcdef";
+  id += '-';
+  for (int shift = 28; shift >= 0; shift -= 4) id += kHex[(bits >> shift) & 0xf];
+  return id;
+}
+
+std::string DecisionOutcome(const MoveOutcome& outcome) {
+  if (outcome.ok) return "allowed";
+  if (outcome.code == "interrupted") return "interrupted";
+  if (outcome.failed_closed) return outcome.parked ? "parked" : "fault";
+  if (outcome.code == "internal-error" || outcome.code == "ledger-unwritable") return "fault";
+  if (outcome.code == "vetoed") return "vetoed";
+  return "rejected";
+}
+
 std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
-                        const std::string& now, const DecisionIdentity& identity) {
+                        const std::string& now, const DecisionIdentity& identity,
+                        const std::string& decision_id) {
   const bool resolved = !outcome.attempt.id.empty();
   ojson row;
-  row["at"] = resolved ? outcome.attempt.at : now;
+  const std::string at = resolved ? outcome.attempt.at : now;
+  row["decision"] = decision_id.empty() ? NewDecisionId(at) : decision_id;
+  row["at"] = at;
   row["card"] = request.id;
   if (resolved) {
     row["edge"] = outcome.attempt.edge().Name();
@@ -55,15 +95,17 @@ std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
   row["report"] = report;
   row["parked"] = outcome.parked;
   row["sandbox"] = outcome.sandbox;
+  row["outcome"] = DecisionOutcome(outcome);
   AddIdentity(row, identity);
   return Dump(row);
 }
 
 std::string IntentRow(const Attempt& attempt, const TransitionCommit& commit,
-                      const DecisionIdentity& identity) {
+                      const DecisionIdentity& identity, const std::string& decision_id) {
   const int64_t rev = commit.expected_revision + 1;
   const std::string edge = attempt.edge().Name();
   ojson row;
+  row["decision"] = decision_id.empty() ? NewDecisionId(attempt.at) : decision_id;
   row["at"] = attempt.at;
   row["card"] = attempt.id;
   row["edge"] = edge;
@@ -77,6 +119,7 @@ std::string IntentRow(const Attempt& attempt, const TransitionCommit& commit,
       ojson::parse(EncodeChecksJson(commit.gate ? commit.gate->checks : std::vector<GateCheck>{}));
   row["report"] = nullptr;
   row["parked"] = false;
+  row["outcome"] = "intent";
   AddIdentity(row, identity);
   ojson entry;
   entry["rev"] = rev;
@@ -87,8 +130,8 @@ std::string IntentRow(const Attempt& attempt, const TransitionCommit& commit,
 
 Status AppendDecision(FileSystem& fs, const std::string& root, const MoveRequest& request,
                       const MoveOutcome& outcome, const std::string& now,
-                      const DecisionIdentity& identity) {
-  return AppendDecisionRow(fs, root, DecisionRow(request, outcome, now, identity));
+                      const DecisionIdentity& identity, const std::string& decision_id) {
+  return AppendDecisionRow(fs, root, DecisionRow(request, outcome, now, identity, decision_id));
 }
 
 Status AppendDecisionRow(FileSystem& fs, const std::string& root, const std::string& row) {

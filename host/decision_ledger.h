@@ -26,27 +26,47 @@ struct DecisionIdentity {
   std::vector<std::pair<std::string, std::string>> programs;  // in config order
 };
 
+/// A new decision id: the time `at` (ISO-8601 ms, "2026-09-16T08:00:00.000Z") in basic form, a
+/// dash and 8 random lowercase hex digits (getrandom(2)), e.g. "20260916T080000.000Z-3fa9c1d2"
+/// — sortable by time, unique without a counter file (docs/operations.md "Decision ids"). One
+/// attempt has one id: its commit-intent rows and its outcome row carry the same one, and the
+/// server answers it as `decisionId`.
+std::string NewDecisionId(const std::string& at);
+
+/// What became of an attempt, as the ledger names it: "allowed" (committed or admitted),
+/// "vetoed" (a policy said no), "parked" (a policy could not decide, and the card was parked
+/// blocked), "fault" (a policy or the host could not decide and no park was made: a failed
+/// park, `internal-error`, `ledger-unwritable`), "interrupted" (SIGINT/SIGTERM, or a server
+/// drain that ended first), "rejected" (the store refused: stale revision, illegal edge,
+/// reason required, contention).
+std::string DecisionOutcome(const MoveOutcome& outcome);
+
 /// The outcome row for one attempt, compact JSON without newline, fields in this order:
-/// {"at","card","edge","revision","by","code","ok","message","checks","report","parked",
-///  "sandbox","config":{"file","sha256"},"programs":{<provider>: <path>,…}}
-/// (`edge`/`revision` from the attempt when it was resolved, else the request; `report` null
-/// when none was written; `sandbox` the MoveOutcome::sandbox levels, `[]` when no checker ran).
+/// {"decision","at","card","edge","revision","by","code","ok","message","checks","report",
+///  "parked","sandbox","outcome","config":{"file","sha256"},"programs":{<provider>: <path>,…}}
+/// (`decision` = `decision_id`, or NewDecisionId(at) when empty; `edge`/`revision` from the
+/// attempt when it was resolved, else the request; `report` null when none was written;
+/// `sandbox` the MoveOutcome::sandbox levels, `[]` when no checker ran; `outcome`
+/// DecisionOutcome's).
 std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
-                        const std::string& now, const DecisionIdentity& identity);
+                        const std::string& now, const DecisionIdentity& identity,
+                        const std::string& decision_id = "");
 
 /// The intent row written before a commit: the same fields, with code "commit-intent", ok
 /// true, message `committing card <id> <from>-><to> as revision <N>`, the checks that allowed
-/// it, report null, parked false, and after "programs" `"commit":{"rev":N,"at":<entry at>}`:
-/// the journal entry this commit appends. The commit happened iff the card's journal has an
-/// entry with that rev and that `at` (a reader resolves an intent without an outcome row, e.g.
-/// after a SIGKILL, by looking).
+/// it, report null, parked false, outcome "intent", and after "programs"
+/// `"commit":{"rev":N,"at":<entry at>}`: the journal entry this commit appends. The commit
+/// happened iff the card's journal has an entry with that rev and that `at` (a reader resolves
+/// an intent without an outcome row, e.g. after a SIGKILL, by looking). `decision` is the
+/// attempt's id (`decision_id`, or a new one when empty), the same as its outcome row's.
 std::string IntentRow(const Attempt& attempt, const TransitionCommit& commit,
-                      const DecisionIdentity& identity);
+                      const DecisionIdentity& identity, const std::string& decision_id = "");
 
-/// Appends DecisionRow(request, outcome, now, identity) through AppendDecisionRow.
+/// Appends DecisionRow(request, outcome, now, identity, decision_id) through
+/// AppendDecisionRow.
 Status AppendDecision(FileSystem& fs, const std::string& root, const MoveRequest& request,
                       const MoveOutcome& outcome, const std::string& now,
-                      const DecisionIdentity& identity = {});
+                      const DecisionIdentity& identity = {}, const std::string& decision_id = "");
 
 /// Appends `row` + "\n" through FileSystem::AppendDurable (creating the directory). Errors
 /// carry AppendDurable's message (the real errno, the path, the fix).
