@@ -27,7 +27,7 @@
 #include "faults/faults.h"
 #include "host/cleanup.h"
 #include "host/store.h"
-#include "reports/audit.h"
+#include "reports/report_command.h"
 #include "reports/verdict_cache.h"
 
 namespace devflow::faults {

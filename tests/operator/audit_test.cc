@@ -67,7 +67,9 @@ TEST_CASE("audit of a healthy root prints every section and exits 0") {
             "verdict cache: 1 record: current 1, stale 0, corrupt 0, misnamed 0, unreadable 0; "
             "temp files 0\n"
             "veto reports: 1\n"
-            "decision ledger: 2 rows (committed 1, vetoed 1), 0 bad lines\n"
+            "decision ledger: 2 rows: allowed 1, vetoed 1, fault 0, parked 0, interrupted 0, "
+            "rejected 0; 0 bad lines\n"
+            "sandbox of decisions: unknown 2\n"
             "healthy: 0 problems, 0 warnings\n");
 }
 
@@ -121,7 +123,9 @@ TEST_CASE(
       "verdict cache: 2 records: current 1, stale 0, corrupt 1, misnamed 0, unreadable 0; temp "
       "files 0",
       "veto reports: 0",
-      "decision ledger: 1 row (committed 1), 1 bad line",
+      "decision ledger: 1 row: allowed 1, vetoed 0, fault 0, parked 0, interrupted 0, rejected "
+      "0; 1 bad line",
+      "sandbox of decisions: unknown 1",
       "problem: card 0002-b does not fold: " + s.bad_journal +
           ":2: actor field \"kind\" must be human, agent, or command (got \"robot\"); repair the "
           "line by hand or "
@@ -195,7 +199,9 @@ TEST_CASE("audit --json gives the counts, the problems and each section's facts"
   CHECK(j["reports"].dump() == ojson{{"dirs", {r.ReportDir()}}, {"count", 0}}.dump());
   CHECK(j["ledger"]["rows"] == 1);
   CHECK(j["ledger"]["badLines"] == 1);
-  CHECK(j["ledger"]["byCode"].dump() == R"({"committed":1})");
+  CHECK(j["ledger"]["byOutcome"].dump() ==
+        R"({"allowed":1,"vetoed":0,"fault":0,"parked":0,"interrupted":0,"rejected":0})");
+  CHECK(j["ledger"]["bySandbox"].dump() == R"({"unknown":1})");
 }
 
 TEST_CASE("a blocked card alone is a warning: audit stays healthy") {
@@ -245,24 +251,27 @@ TEST_CASE("audit counts a ledger row without a code as a bad line") {
   Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
   CHECK(ran.code == 1);
   auto lines = Lines(ran.out);
-  CHECK(lines.at(7) == "decision ledger: 1 row (vetoed 1), 1 bad line");
-  CHECK(lines.at(8) == "problem: decision ledger: " + LedgerPath(r) +
+  CHECK(lines.at(7) ==
+        "decision ledger: 1 row: allowed 0, vetoed 1, fault 0, parked 0, interrupted 0, rejected "
+        "0; 1 bad line");
+  CHECK(lines.at(9) == "problem: decision ledger: " + LedgerPath(r) +
                            ":2: not a decision row (no string \"code\"); move the line out of "
                            "the ledger by hand");
 }
 
 TEST_CASE("audit refuses a root that does not exist, exit 2") {
   OperatorRoot r;
+  REQUIRE(::rmdir(r.root.c_str()) == 0);
   Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
   CHECK(ran.code == 2);
   CHECK(ran.out == "");
-  CHECK(ran.err == "devflow-gate: audit: the devflow root " + r.root +
-                       " does not exist or is not a directory; pass --root DIR or set "
-                       "DEVFLOW_ROOT\n");
+  CHECK(ran.err == "devflow-gate: the devflow root " + r.root +
+                       " does not exist (pass --root DIR or set DEVFLOW_ROOT)\n");
   Ran opt = RunOp(RunAuditCommand, {"--fix"}, r.Ctx());
   CHECK(opt.code == 2);
   CHECK(opt.err ==
-        "devflow-gate: audit: unknown option --fix; usage: devflow-gate audit [--json]\n");
+        "devflow-gate: The following argument was not expected: --fix\n"
+        "run 'devflow-gate --help' (or '<command> --help') for usage\n");
 }
 
 TEST_CASE("the real probe sees this process alive and a reaped child dead") {

@@ -12,7 +12,9 @@
 #include <doctest/doctest.h>
 
 #include "config/config.h"
-#include "reports/audit.h"
+#include "host/cli/operator_cli.h"
+#include "reports/cache_command.h"
+#include "reports/report_command.h"
 #include "reports/verdict_cache.h"
 #include "support/support.h"
 
@@ -30,8 +32,10 @@ class FakeProbe : public HostProbe {
     return it == ages.end() ? int64_t{0} : it->second;
   }
   bool ProcessAlive(int64_t pid) override { return alive.count(pid) > 0; }
+  int64_t NowMs() override { return now_ms; }
   std::map<std::string, int64_t> ages;
   std::set<int64_t> alive;
+  int64_t now_ms = 1789545600000;  // 2026-09-16T08:00:00.000Z (kT0)
 };
 
 /// The config every cache test uses: one agent gate on designing->ready with inputs prd and
@@ -55,7 +59,10 @@ struct OperatorRoot {
   GateConfig config;
   FakeProbe probe;
 
-  explicit OperatorRoot(const std::string& yaml = "plugins: []\n") { Configure(yaml); }
+  explicit OperatorRoot(const std::string& yaml = "plugins: []\n") {
+    Configure(yaml);
+    REQUIRE(RealFileSystem().CreateDirs(root).ok());
+  }
 
   void Configure(const std::string& yaml) {
     auto loaded = LoadConfigText(yaml, "devflow-gate.yaml");
@@ -126,11 +133,22 @@ struct Ran {
   std::string err;
 };
 
-template <class Fn>
-Ran RunOp(Fn fn, const std::vector<std::string>& args, const OperatorContext& ctx) {
+/// The command words, parsed by the CLI's own CLI11 wiring (host/cli/operator_cli.h).
+struct OpCommand {
+  const char* word;
+};
+constexpr OpCommand RunAuditCommand{"audit"};
+constexpr OpCommand RunReportsCommand{"reports"};
+constexpr OpCommand RunCacheCommand{"cache"};
+constexpr OpCommand RunLedgerCommand{"ledger"};
+
+inline Ran RunOp(OpCommand command, const std::vector<std::string>& args,
+                 const OperatorContext& ctx) {
+  std::vector<std::string> words{command.word};
+  words.insert(words.end(), args.begin(), args.end());
   std::ostringstream out, err;
   Ran r;
-  r.code = fn(args, ctx, out, err);
+  r.code = RunOperatorCommand(words, ctx, out, err);
   r.out = out.str();
   r.err = err.str();
   return r;

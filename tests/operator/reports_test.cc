@@ -166,27 +166,29 @@ TEST_CASE("reports show names the missing report and how to find the real ones")
   Ran dots = RunOp(RunReportsCommand, {"show", ".."}, r.Ctx());
   CHECK(dots.code == 2);
   CHECK(dots.err ==
-        "devflow-gate: reports show: \"..\" is not a report file name; usage: "
-        "devflow-gate reports list [--json] | reports show PATH|NAME\n");
+        "devflow-gate: reports show: \"..\" is not a report file name; pass a name from "
+        "`devflow-gate reports list`\n");
 }
 
-TEST_CASE("reports rejects a missing or unknown subcommand and unknown options with usage") {
+TEST_CASE("reports rejects a missing or unknown subcommand and unknown options, exit 2") {
   OperatorRoot r;
-  const std::string usage =
-      "; usage: devflow-gate reports list [--json] | reports show PATH|NAME\n";
+  const std::string hint = "run 'devflow-gate --help' (or '<command> --help') for usage\n";
   Ran none = RunOp(RunReportsCommand, {}, r.Ctx());
   CHECK(none.code == 2);
-  CHECK(none.err == "devflow-gate: reports needs a subcommand" + usage);
+  CHECK(none.err == "devflow-gate: A subcommand is required\n" + hint);
   Ran bad = RunOp(RunReportsCommand, {"frob"}, r.Ctx());
   CHECK(bad.code == 2);
-  CHECK(bad.err == "devflow-gate: unknown reports subcommand \"frob\"" + usage);
+  CHECK(bad.err == "devflow-gate: unknown reports subcommand \"frob\"; use list or show\n" + hint);
   Ran opt = RunOp(RunReportsCommand, {"list", "--bogus"}, r.Ctx());
   CHECK(opt.code == 2);
-  CHECK(opt.err == "devflow-gate: reports list: unknown option --bogus" + usage);
-  Ran help = RunOp(RunReportsCommand, {"--help"}, r.Ctx());
+  CHECK(opt.err == "devflow-gate: The following argument was not expected: --bogus\n" + hint);
+  Ran help = RunOp(RunReportsCommand, {"show", "--help"}, r.Ctx());
   CHECK(help.code == 0);
   CHECK(Lines(help.out).at(0) ==
-        "usage: devflow-gate reports list [--json] | reports show PATH|NAME");
+        "print one report (a bare file name resolves inside the report dirs)");
+  CHECK(help.out.find("Usage: devflow-gate reports show [OPTIONS] REPORT") != std::string::npos);
+  CHECK(help.out.find("exit codes: 0 printed; 1 the report cannot be read; 2 usage error") !=
+        std::string::npos);
 }
 
 TEST_CASE("ParseVetoReport reads back every header fact RenderVetoReport writes") {

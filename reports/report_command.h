@@ -1,0 +1,49 @@
+// `reports list` and `reports show` (SPEC §7, docs/operations.md): the veto reports of every
+// agent gate's report dir.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "host/status.h"
+#include "reports/operator.h"
+
+namespace devflow {
+
+/// The header facts of one veto report (reports/veto_report.h RenderVetoReport layout).
+struct VetoReportEntry {
+  std::string path;  // absolute
+  std::string card;
+  std::string edge;
+  int64_t revision = 0;
+  std::string at;
+  std::string summary;  // the whole `## Summary` section text
+  std::string problem;  // non-empty: the file does not read as a veto report (fields empty)
+};
+
+/// Parses a report's text; the Status (code "corrupt") names the first missing piece, e.g.
+/// `no "- revision: <n>" line`.
+Result<VetoReportEntry> ParseVetoReport(const std::string& path, const std::string& text);
+
+/// Every `.md` regular file of every report dir, sorted by path. Listing failures (other than
+/// an absent dir) go to `errors`, one line each with the fix.
+struct VetoReportScan {
+  std::vector<std::string> dirs;
+  std::vector<VetoReportEntry> entries;
+  std::vector<std::string> errors;
+};
+VetoReportScan ScanVetoReports(const OperatorContext& ctx);
+
+/// `reports list [--json]`: exit 0, or 1 when a report dir cannot be listed.
+int ReportsList(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream& err);
+
+/// `reports show PATH|NAME [--json]`: a bare name resolves inside the report dirs, a path must
+/// lie directly in one. Exit 0; 1 the report cannot be read; 2 unknown report, a name in two
+/// dirs, a path outside the report dirs, or not a regular file. The text goes through
+/// TerminalText (host/terminal.h); `--json` gives {"path", "text"} verbatim.
+int ReportsShow(const OperatorContext& ctx, const std::string& what, bool json, std::ostream& out,
+                std::ostream& err);
+
+}  // namespace devflow
