@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,8 @@
 #include "checker/grounding_checker.h"
 #include "checker/subprocess.h"
 #include "config/config.h"
+#include "host/cli/elapsed.h"
+#include "host/cli/operator_cli.h"
 #include "host/deployment/check_budget.h"
 #include "host/deployment/deployment.h"
 #include "host/interrupt.h"
@@ -29,7 +32,7 @@
 #include "host/store.h"
 #include "host/terminal.h"
 #include "host/warnings.h"
-#include "reports/audit.h"
+#include "reports/operator.h"
 
 namespace devflow {
 namespace {
@@ -77,11 +80,39 @@ std::string Dump(const ojson& j, int indent = -1) {
 
 // Human text on a terminal: a checker's words must not carry escape sequences or line breaks
 // into it (the journal and --json keep them verbatim, escaped).
-std::string Terminal(const std::string& text) { return TerminalSafe(text); }
+std::string Terminal(const std::string& text) { return TerminalLine(text); }
 
 int Fail(const std::string& message, int code = kExitUsage) {
-  std::cerr << "devflow-gate: " << message << "\n";
+  std::cerr << "devflow-gate: " << TerminalLine(message) << "\n";
   return code;
+}
+
+int PrintConfigProblem(const Status& s);
+
+// The operator commands' context: the root must exist; a config file is optional (none: the
+// defaults of an empty config).
+int WithOperator(const Globals& g, const std::function<int(const OperatorContext&)>& body) {
+  std::string root = ResolveRoot(g);
+  std::string file = ResolveConfig(g, root);
+  if (Status s = CheckRootExists(RealFileSystem(), root); !s.ok()) return Fail(s.message());
+  GateConfig loaded;
+  Result<FileKind> kind = RealFileSystem().Kind(file);
+  if (kind.ok() && *kind != FileKind::kNone) {
+    Result<GateConfig> config = LoadConfigFile(file);
+    if (!config.ok()) return PrintConfigProblem(config.status());
+    loaded = *config;
+  }
+  OperatorContext ctx{root, loaded, RealFileSystem(), RealHostProbe()};
+  return body(ctx);
+}
+
+// Commands that read a root refuse one that does not exist, naming it (`card create` makes
+// it, as upstream's store does).
+std::optional<int> MissingRoot(const Globals& g) {
+  if (Status s = CheckRootExists(RealFileSystem(), ResolveRoot(g)); !s.ok()) {
+    return Fail(s.message());
+  }
+  return std::nullopt;
 }
 
 int ExitFor(const std::string& code) {
@@ -105,6 +136,10 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const Globals& g, const char*
     options.wrap_checker = [](CheckerDispatch& inner) -> std::unique_ptr<CheckerDispatch> {
       return std::make_unique<BudgetedChecker>(inner);
     };
+  } else {
+    options.wrap_checker = [](CheckerDispatch& inner) -> std::unique_ptr<CheckerDispatch> {
+      return std::make_unique<ElapsedOnTerminal>(inner, STDERR_FILENO);
+    };
   }
   return devflow::LoadDeployment(options);
 }
@@ -120,7 +155,8 @@ int PrintConfigProblem(const Status& s) {
 // ---- card ----------------------------------------------------------------------------------
 
 int CardCreate(const Globals& g, const std::string& title, const std::string& body,
-               const std::string& body_file, const std::string& slug, const std::string& cls) {
+               const std::string& body_file, const std::string& slug, const std::string& cls,
+               bool json) {
   if (!body.empty() && !body_file.empty()) return Fail("pass --body or --body-file, not both");
   CreateRequest req;
   req.title = title;
@@ -139,11 +175,16 @@ int CardCreate(const Globals& g, const std::string& title, const std::string& bo
   Store store(ResolveRoot(g), RealFileSystem(), SystemClock(), StderrWarnings());
   Result<Card> card = store.Create(req);
   if (!card.ok()) return Fail(card.status().message(), ExitFor(card.status().code()));
+  if (json) {
+    std::cout << Dump(CardFull(*card), 2) << "\n";
+    return kExitOk;
+  }
   std::cout << card->id << "\n";
   return kExitOk;
 }
 
 int CardShow(const Globals& g, const std::string& id, bool json) {
+  if (auto rc = MissingRoot(g)) return *rc;
   Store store(ResolveRoot(g), RealFileSystem(), SystemClock(), StderrWarnings());
   Result<Card> card = store.Read(id);
   if (!card.ok()) return Fail(card.status().message(), ExitFor(card.status().code()));
@@ -152,7 +193,7 @@ int CardShow(const Globals& g, const std::string& id, bool json) {
     return kExitOk;
   }
   const Card& c = *card;
-  std::cout << c.id << ": " << c.title << "\n";
+  std::cout << c.id << ": " << Terminal(c.title) << "\n";
   std::cout << "  stage:    " << LocationName(c.stage);
   if (c.blocked_from) std::cout << " (from " << LocationName(*c.blocked_from) << ")";
   std::cout << "\n  revision: " << c.stage_revision << "\n";
@@ -163,16 +204,16 @@ int CardShow(const Globals& g, const std::string& id, bool json) {
   if (!c.artifact_records.empty()) {
     std::cout << "  artifacts:\n";
     for (const auto& a : c.artifact_records) {
-      std::cout << "    r" << a.rev << " " << (a.kind ? *a.kind : "(no kind)") << " " << a.path
-                << "\n";
+      std::cout << "    r" << a.rev << " " << Terminal(a.kind ? *a.kind : "(no kind)") << " "
+                << Terminal(a.path) << "\n";
     }
   }
   std::cout << "  history:\n";
   for (const auto& e : c.entries) {
     std::cout << "    r" << e.rev << " " << e.at << " " << EntryTypeName(e.type);
     if (e.from && e.to) std::cout << " " << LocationName(*e.from) << "->" << LocationName(*e.to);
-    if (e.kind) std::cout << " " << *e.kind;
-    if (e.reason) std::cout << " (" << *e.reason << ")";
+    if (e.kind) std::cout << " " << Terminal(*e.kind);
+    if (e.reason) std::cout << " (" << Terminal(*e.reason) << ")";
     if (e.gate) {
       for (const auto& check : e.gate->checks) {
         std::cout << "\n        check by " << check.by.kind << ": "
@@ -185,6 +226,7 @@ int CardShow(const Globals& g, const std::string& id, bool json) {
 }
 
 int CardList(const Globals& g, bool json) {
+  if (auto rc = MissingRoot(g)) return *rc;
   Store store(ResolveRoot(g), RealFileSystem(), SystemClock(), StderrWarnings());
   Result<std::vector<Card>> cards = store.List();
   if (!cards.ok()) return Fail(cards.status().message(), ExitFor(cards.status().code()));
@@ -201,7 +243,7 @@ int CardList(const Globals& g, bool json) {
   for (const auto& c : *cards) {
     std::string stage(LocationName(c.stage));
     std::printf("%-32s %-11s r%-4lld %s\n", c.id.c_str(), stage.c_str(),
-                static_cast<long long>(c.stage_revision), c.title.c_str());
+                static_cast<long long>(c.stage_revision), Terminal(c.title).c_str());
   }
   return kExitOk;
 }
@@ -209,12 +251,14 @@ int CardList(const Globals& g, bool json) {
 // ---- artifact ------------------------------------------------------------------------------
 
 int ArtifactAdd(const Globals& g, const std::string& id, const std::string& kind,
-                const std::string& file, const std::string& by, std::optional<int64_t> expect) {
+                const std::string& file, const std::string& by, std::optional<int64_t> expect,
+                bool json) {
   auto actor = ParseActorText(by);
   if (!actor) return Fail("--by must be human[:NAME], agent[:SESSION] or command[:NAME]");
   if (expect && *expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
   Result<std::string> content = RealFileSystem().ReadFile(file);
   if (!content.ok()) return Fail("cannot read the artifact file: " + content.status().message());
+  if (auto rc = MissingRoot(g)) return *rc;
   Store store(ResolveRoot(g), RealFileSystem(), SystemClock(), StderrWarnings());
   Result<Card> card = store.Read(id);
   if (!card.ok()) return Fail(card.status().message(), ExitFor(card.status().code()));
@@ -227,6 +271,16 @@ int ArtifactAdd(const Globals& g, const std::string& id, const std::string& kind
   Result<Card> after = store.AddArtifact(req);
   if (!after.ok()) return Fail(after.status().message(), ExitFor(after.status().code()));
   const ArtifactRecord* rec = after->NewestOfKind(kind);
+  if (json) {
+    ojson j;
+    j["card"] = id;
+    j["kind"] = kind;
+    j["path"] = rec ? ojson(rec->path) : ojson(nullptr);
+    j["rev"] = rec ? ojson(rec->rev) : ojson(nullptr);
+    j["stageRevision"] = after->stage_revision;
+    std::cout << Dump(j, 2) << "\n";
+    return kExitOk;
+  }
   std::cout << "registered " << kind << " on card " << id << " as "
             << (rec ? rec->path : std::string("?")) << " (revision " << after->stage_revision
             << ")\n";
@@ -271,6 +325,7 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   Result<std::unique_ptr<Deployment>> d =
       LoadDeployment(g, argv0, a.timeout_ms.has_value(), a.dry_run);
   if (!d.ok()) return PrintConfigProblem(d.status());
+  if (auto rc = MissingRoot(g)) return *rc;
   MoveRequest req;
   req.id = a.id;
   req.to = *to;
@@ -438,21 +493,6 @@ static int RunCliUnguarded(int argc, char** argv) {
     return RunGroundingChecker({rest.begin() + 1, rest.end()}, std::cin, std::cout, std::cerr);
   }
   if (command == "ground") return RunGroundCommand(rest, std::cout, std::cerr);
-  if (command == "audit" || command == "reports" || command == "cache") {
-    std::string root = ResolveRoot(pre);
-    std::string file = ResolveConfig(pre, root);
-    GateConfig loaded;
-    Result<FileKind> kind = RealFileSystem().Kind(file);
-    if (kind.ok() && *kind != FileKind::kNone) {
-      Result<GateConfig> config = LoadConfigFile(file);
-      if (!config.ok()) return PrintConfigProblem(config.status());
-      loaded = *config;
-    }
-    OperatorContext ctx{root, loaded, RealFileSystem(), RealHostProbe()};
-    if (command == "audit") return RunAuditCommand(rest, ctx, std::cout, std::cerr);
-    if (command == "reports") return RunReportsCommand(rest, ctx, std::cout, std::cerr);
-    return RunCacheCommand(rest, ctx, std::cout, std::cerr);
-  }
 
   CLI::App app{
       "devflow-gate: an admission plugin host for devflow card transitions.\n"
@@ -478,13 +518,23 @@ static int RunCliUnguarded(int argc, char** argv) {
   create->add_option("--body-file", body_file, "read the body from a file");
   create->add_option("--slug", slug, "slug (default: derived from the title)");
   create->add_option("--class", cls, "service class: express or emergency");
-  create->callback([&] { rc = CardCreate(g, title, body, body_file, slug, cls); });
+  create->add_flag("--json", json, "print the new card as JSON");
+  create->footer(
+      "exit codes: 0 created (prints the id); 2 usage error, empty title or bad slug; "
+      "4 the store refused");
+  create->callback([&] { rc = CardCreate(g, title, body, body_file, slug, cls, json); });
   auto* show = card->add_subcommand("show", "show one card, its artifacts and its journal");
   show->add_option("ID", card_id, "card id, e.g. 0001-login-page")->required();
   show->add_flag("--json", json, "print JSON");
+  show->footer(
+      "exit codes: 0 shown; 2 usage error, unknown card or the root does not exist; 4 "
+      "the card does not read");
   show->callback([&] { rc = CardShow(g, card_id, json); });
   auto* list = card->add_subcommand("list", "list the active cards");
   list->add_flag("--json", json, "print JSON");
+  list->footer(
+      "exit codes: 0 listed; 2 usage error or the root does not exist; 4 a card does not "
+      "read");
   list->callback([&] { rc = CardList(g, json); });
 
   // artifact
@@ -499,7 +549,12 @@ static int RunCliUnguarded(int argc, char** argv) {
   add->add_option("FILE", art_file, "file to register")->required();
   add->add_option("--by", art_by, "actor: human[:NAME], agent[:SESSION], command[:NAME]");
   add->add_option("--expect-revision", art_expect, "revision the card must be at");
-  add->callback([&] { rc = ArtifactAdd(g, card_id, art_kind, art_file, art_by, art_expect); });
+  add->add_flag("--json", json, "print the registration as JSON");
+  add->footer(
+      "exit codes: 0 registered; 2 usage error, unknown card, unreadable file or the root "
+      "does not exist; 4 the store refused (stale revision, contention)");
+  add->callback(
+      [&] { rc = ArtifactAdd(g, card_id, art_kind, art_file, art_by, art_expect, json); });
 
   // move
   MoveArgs mv;
@@ -513,6 +568,10 @@ static int RunCliUnguarded(int argc, char** argv) {
   move->add_flag("--dry-run", mv.dry_run, "run the whole waterfall and the checker; write nothing");
   move->add_flag("--explain", mv.explain, "dispatch nothing, write nothing; show what would run");
   move->add_flag("--json", mv.json, "print one JSON object");
+  move->footer(
+      "exit codes: 0 moved (or would be, --dry-run); 1 vetoed; 2 usage error, unknown "
+      "card or the root does not exist; 3 failed closed (the card is parked blocked); 4 "
+      "the store refused (stale revision, illegal edge, reason required, contention)");
   move->add_option("--timeout", mv.timeout_ms,
                    "deadline of the whole move in ms: a check whose checkTimeoutMs does not fit "
                    "in the time left is not started (fails closed)");
@@ -526,6 +585,9 @@ static int RunCliUnguarded(int argc, char** argv) {
   config->require_subcommand(1);
   auto* check = config->add_subcommand("check", "load and validate the config file");
   check->add_flag("--json", json, "print JSON");
+  check->footer(
+      "exit codes: 0 the config loads (warnings allowed); 2 it does not (each problem "
+      "is a file:line:col line)");
   check->callback([&] { rc = ConfigCheck(g, json); });
 
   // checker
@@ -577,11 +639,14 @@ static int RunCliUnguarded(int argc, char** argv) {
     rc = RunServer(so);
   });
 
-  // Listed for --help; dispatched above with their own argument parsing.
-  app.add_subcommand("audit",
-                     "health report of the root: journals, locks, parked cards, cache, ledger");
-  app.add_subcommand("reports", "veto reports: list | show PATH|NAME");
-  app.add_subcommand("cache", "verdict cache: list | verify | prune [--dry-run]");
+  AddOperatorCommands(
+      app,
+      [&g](const std::function<int(const OperatorContext&)>& body) {
+        return WithOperator(g, body);
+      },
+      rc, std::cout, std::cerr);
+
+  // Listed for --help; dispatched above with its own argument parsing.
   app.add_subcommand("ground",
                      "release_gate.py drop-in: --claim F --evidence F… (see docs/grounding.md)")
       ->allow_extras();
@@ -593,14 +658,20 @@ static int RunCliUnguarded(int argc, char** argv) {
       known = known || sub->get_name() == command;
     }
     if (!known) {
-      std::cerr << "devflow-gate: unknown command \"" << command
-                << "\"; commands: card, artifact, move, config, ground, checker, audit, reports, "
-                   "cache, serve\n"
-                << "run 'devflow-gate --help' (or '<command> --help') for usage\n";
+      std::cerr
+          << "devflow-gate: unknown command \"" << command
+          << "\"; commands: card, artifact, move, config, ground, checker, audit, reports, cache, "
+             "ledger, serve\n"
+          << "run 'devflow-gate --help' (or '<command> --help') for usage\n";
       return kExitUsage;
     }
   }
 
+  if (auto unknown = UnknownSubcommand(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    std::cerr << "devflow-gate: " << TerminalLine(*unknown) << "\n"
+              << "run 'devflow-gate --help' (or '<command> --help') for usage\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -59,6 +59,7 @@ TEST_CASE("a target that is not a location exits 2 listing the locations") {
 
 TEST_CASE("an unknown card exits 2 with the store's message on stderr, for move and card show") {
   Workspace ws("plugins: []\n");
+  std::filesystem::create_directories(ws.root());  // a root without that card
   const std::string msg = "no card \"0009-nope\" in the devflow root " + ws.root() +
                           "; run `devflow-gate card list` to see the card ids\n";
   auto moved = ws.Gate({"move", "0009-nope", "ready"});
