@@ -176,7 +176,7 @@ int CardCreate(const Globals& g, const std::string& title, const std::string& bo
   Result<Card> card = store.Create(req);
   if (!card.ok()) return Fail(card.status().message(), ExitFor(card.status().code()));
   if (json) {
-    std::cout << Dump(CardFull(*card), 2) << "\n";
+    std::cout << CardJson(*card, 2) << "\n";
     return kExitOk;
   }
   std::cout << card->id << "\n";

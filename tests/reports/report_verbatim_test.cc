@@ -68,8 +68,9 @@ TEST_CASE("terminal output of checker text has no control characters, a report k
   const std::string words =
       "tab\there\x1b[31m\x07\r\nnext \xC2\x9B"
       "2J bad\xFF";
-  CHECK(TerminalSafe(words) == "tab here [31m   next  2J bad\xEF\xBF\xBD");
-  CHECK(TerminalSafe(words, /*keep_lines=*/true) == "tab\there [31m  \nnext  2J bad\xEF\xBF\xBD");
+  CHECK(TerminalSafe(words) == "tab\\there\\x1b[31m\\x07\\r\\nnext \\u009b2J bad\\xff");
+  CHECK(TerminalSafe(words, /*keep_lines=*/true) ==
+        "tab\there\\x1b[31m\\x07\\r\nnext \\u009b2J bad\\xff");
   CHECK(TerminalSafe("登录 🚀") == "登录 🚀");
 }
 
