@@ -210,7 +210,18 @@ LedgerScan ScanDecisionLedger(const OperatorContext& ctx) {
     if (v.outcome.empty()) v.outcome = InferredOutcome(ok, parked, v.code, v.message);
     v.report = OptionalString(row, "report");
     v.fault_report = OptionalString(row, "faultReport");
-    v.sandbox = OptionalString(row, "sandbox");
+    // A level per checker run (an array, `[]` when none ran), or one string.
+    if (auto sb = row.find("sandbox"); sb != row.end()) {
+      if (sb->is_string()) {
+        v.sandbox = sb->get<std::string>();
+      } else if (sb->is_array()) {
+        std::string levels;
+        for (const auto& l : *sb) {
+          if (l.is_string()) levels += (levels.empty() ? "" : ",") + l.get<std::string>();
+        }
+        v.sandbox = levels.empty() ? "no checker" : levels;
+      }
+    }
     if (auto checks = row.find("checks"); checks != row.end() && checks->is_array()) {
       for (const auto& c : *checks) {
         if (!c.is_object()) continue;

@@ -194,7 +194,7 @@ TEST_CASE("every new ledger row carries a decision id and its outcome") {
   CHECK(NewDecisionId(kT0) != NewDecisionId(kT0));
   CHECK(
       DecisionRow(req, out, kT0, "D") ==
-      R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"?->ready","revision":null,"by":{"kind":"human"},"code":"vetoed","ok":false,"message":"agent check for designing->ready could not run: x","checks":[],"report":null,"parked":false,"outcome":"fault"})");
+      R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"?->ready","revision":null,"by":{"kind":"human"},"code":"vetoed","ok":false,"message":"agent check for designing->ready could not run: x","checks":[],"report":null,"parked":false,"sandbox":[],"outcome":"fault"})");
   out.parked = true;
   CHECK(DecisionOutcome(out) == "parked");
   out = MoveOutcome{};
