@@ -19,6 +19,11 @@ class ElapsedOnTerminal : public CheckerDispatch {
   ElapsedOnTerminal(CheckerDispatch& inner, int fd, int64_t after_ms = 2000,
                     int64_t every_ms = 1000);
   Result<CheckReply> Dispatch(const CheckRequest& request) override;
+  /// The inner dispatcher's provider: a cached verdict's identity (checkerSha256) must not
+  /// depend on whether the progress line is shown.
+  const ProviderConfig* Provider(const std::string& provider) const override {
+    return inner_.Provider(provider);
+  }
   /// Whether `fd` is a terminal (progress will be shown).
   bool active() const { return active_; }
 

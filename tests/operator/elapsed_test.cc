@@ -69,7 +69,7 @@ TEST_CASE("a long checker shows its elapsed time on a terminal stderr, then ends
   ::close(slave);
 }
 
-TEST_CASE("a fast checker on a terminal shows nothing; a pipe never shows anything") {
+TEST_CASE("a fast checker on a terminal shows nothing, a pipe never shows anything") {
   int master = -1, slave = -1;
   REQUIRE(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
   InstantChecker fast;
@@ -89,6 +89,27 @@ TEST_CASE("a fast checker on a terminal shows nothing; a pipe never shows anythi
   char c;
   CHECK(::read(pipe_fds[0], &c, 1) == 0);  // EOF: nothing was written
   ::close(pipe_fds[0]);
+}
+
+// The cache's checker identity is the inner dispatcher's provider: a record the CLI writes
+// must match the one the server writes for the same config.
+class ProvidingChecker : public InstantChecker {
+ public:
+  const ProviderConfig* Provider(const std::string& provider) const override {
+    return provider == "agent" ? &config : nullptr;
+  }
+  ProviderConfig config;
+};
+
+TEST_CASE("the elapsed-time wrapper forwards the provider the cache identity hashes") {
+  ProvidingChecker inner;
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  ElapsedOnTerminal wrapped(inner, pipe_fds[1]);
+  CHECK(wrapped.Provider("agent") == &inner.config);
+  CHECK(wrapped.Provider("other") == nullptr);
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
 }
 
 }  // namespace
