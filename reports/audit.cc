@@ -235,17 +235,38 @@ const char* const kOutcomes[] = {"allowed", "vetoed", "fault", "parked", "interr
 
 struct LedgerPart {
   LedgerScan scan;
+  size_t decisions = 0;  // outcome rows (every row but the commit intents)
+  size_t intents = 0;    // commit-intent rows
   std::map<std::string, size_t> by_outcome;
   std::map<std::string, size_t> by_sandbox;
 };
 
+// Commit-intent rows are announcements, not decisions: counted apart. An intent whose
+// decision has no outcome row means the host stopped (or could not write) between the two;
+// the card's journal says whether that commit happened (docs/decisions.md).
 LedgerPart CheckLedger(const OperatorContext& ctx, Findings& f) {
   LedgerPart part;
   part.scan = ScanDecisionLedger(ctx);
   for (const char* o : kOutcomes) part.by_outcome[o] = 0;
+  std::set<std::string> decided;
   for (const DecisionView& row : part.scan.rows) {
+    if (row.outcome == "intent") {
+      ++part.intents;
+      continue;
+    }
+    ++part.decisions;
+    decided.insert(row.id);
     ++part.by_outcome[row.outcome];
     ++part.by_sandbox[row.sandbox.value_or("unknown")];
+  }
+  for (const DecisionView& row : part.scan.rows) {
+    if (row.outcome != "intent" || decided.count(row.id) != 0) continue;
+    f.warnings.push_back("decision " + row.id + " (" + row.card + " " + row.edge + ", " +
+                         part.scan.path + ":" + std::to_string(row.line) +
+                         ") has a commit-intent row and no outcome row: the host stopped or "
+                         "could not write between them; whether it committed is in the card's "
+                         "journal (`devflow-gate card show " +
+                         row.card + "`)");
   }
   for (const auto& p : part.scan.problems) f.problems.push_back("decision ledger: " + p);
   return part;
@@ -333,6 +354,8 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
     lj["present"] = ledger.scan.present;
     lj["bytes"] = ledger.scan.bytes;
     lj["rows"] = ledger.scan.rows.size();
+    lj["decisions"] = ledger.decisions;
+    lj["intents"] = ledger.intents;
     lj["badLines"] = ledger.scan.bad_lines;
     ojson by = ojson::object();
     for (const char* o : kOutcomes) by[o] = ledger.by_outcome[o];
@@ -372,9 +395,9 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
     for (const auto& [level, n] : ledger.by_sandbox) {
       levels.push_back(level + " " + std::to_string(n));
     }
-    out << "decision ledger: " << Plural(ledger.scan.rows.size(), "row", "rows") << ": "
-        << JoinList(outcomes) << "; " << Plural(ledger.scan.bad_lines, "bad line", "bad lines")
-        << "\n";
+    out << "decision ledger: " << Plural(ledger.decisions, "decision", "decisions") << ": "
+        << JoinList(outcomes) << "; " << Plural(ledger.intents, "commit intent", "commit intents")
+        << "; " << Plural(ledger.scan.bad_lines, "bad line", "bad lines") << "\n";
     if (!levels.empty()) out << "sandbox of decisions: " << TerminalLine(JoinList(levels)) << "\n";
   }
   for (const auto& p : f.problems) out << "problem: " << TerminalLine(p) << "\n";

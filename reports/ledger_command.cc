@@ -135,6 +135,7 @@ std::string DerivedDecisionId(const std::string& line) {
 
 std::string InferredOutcome(bool ok, bool parked, const std::string& code,
                             const std::string& message) {
+  if (code == "commit-intent") return "intent";
   if (ok) return "allowed";
   if (code == "interrupted") return "interrupted";
   if (parked) return "parked";

@@ -24,7 +24,7 @@ struct DecisionView {
   std::optional<int64_t> revision;
   std::string by;       // "human", "agent:<session>", "command:<name>"; "" when absent
   std::string code;     // always present (a row without it is a bad line)
-  std::string outcome;  // allowed|vetoed|fault|parked|interrupted|rejected
+  std::string outcome;  // allowed|vetoed|fault|parked|interrupted|rejected|intent
   std::string message;
   std::optional<std::string> report;        // veto report path
   std::optional<std::string> fault_report;  // fault report path ("faultReport")
@@ -37,8 +37,9 @@ struct DecisionView {
 /// of SHA-256 of the line's bytes (stable: pruning keeps lines byte for byte).
 std::string DerivedDecisionId(const std::string& line);
 
-/// The outcome of a row without an "outcome" field: "allowed" when ok, "interrupted" for code
-/// "interrupted", "parked" when parked, "fault" when the message says the check "could not
+/// The outcome of a row without an "outcome" field: "intent" for code "commit-intent" (the
+/// row written before a commit, host/decision_ledger.h IntentRow), "allowed" when ok, "interrupted"
+/// for code "interrupted", "parked" when parked, "fault" when the message says the check "could not
 /// run", "vetoed" for code "vetoed", else "rejected".
 std::string InferredOutcome(bool ok, bool parked, const std::string& code,
                             const std::string& message);

@@ -144,7 +144,8 @@ void AddLedgerCommands(CLI::App& app, const std::shared_ptr<Shared>& shared,
   list->add_option("--card", args->filter.card, "only this card id");
   list->add_option("--edge", args->filter.edge, "only this edge, e.g. designing->ready");
   list->add_option("--outcome", args->filter.outcome, "only this outcome")
-      ->check(CLI::IsMember({"allowed", "vetoed", "fault", "parked", "interrupted", "rejected"}));
+      ->check(CLI::IsMember(
+          {"allowed", "vetoed", "fault", "parked", "interrupted", "rejected", "intent"}));
   list->add_option("--since", args->since,
                    "only rows at or after T: ISO-8601 UTC (2026-09-16, 2026-09-16T08:00Z) or a "
                    "duration ago (12h, 7d)");

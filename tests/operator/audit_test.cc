@@ -67,8 +67,8 @@ TEST_CASE("audit of a healthy root prints every section and exits 0") {
             "verdict cache: 1 record: current 1, stale 0, corrupt 0, misnamed 0, unreadable 0; "
             "temp files 0\n"
             "veto reports: 1\n"
-            "decision ledger: 2 rows: allowed 1, vetoed 1, fault 0, parked 0, interrupted 0, "
-            "rejected 0; 0 bad lines\n"
+            "decision ledger: 2 decisions: allowed 1, vetoed 1, fault 0, parked 0, interrupted "
+            "0, rejected 0; 0 commit intents; 0 bad lines\n"
             "sandbox of decisions: unknown 2\n"
             "healthy: 0 problems, 0 warnings\n");
 }
@@ -123,8 +123,8 @@ TEST_CASE(
       "verdict cache: 2 records: current 1, stale 0, corrupt 1, misnamed 0, unreadable 0; temp "
       "files 0",
       "veto reports: 0",
-      "decision ledger: 1 row: allowed 1, vetoed 0, fault 0, parked 0, interrupted 0, rejected "
-      "0; 1 bad line",
+      "decision ledger: 1 decision: allowed 1, vetoed 0, fault 0, parked 0, interrupted 0, "
+      "rejected 0; 0 commit intents; 1 bad line",
       "sandbox of decisions: unknown 1",
       "problem: card 0002-b does not fold: " + s.bad_journal +
           ":2: actor field \"kind\" must be human, agent, or command (got \"robot\"); repair the "
@@ -252,11 +252,35 @@ TEST_CASE("audit counts a ledger row without a code as a bad line") {
   CHECK(ran.code == 1);
   auto lines = Lines(ran.out);
   CHECK(lines.at(7) ==
-        "decision ledger: 1 row: allowed 0, vetoed 1, fault 0, parked 0, interrupted 0, rejected "
-        "0; 1 bad line");
+        "decision ledger: 1 decision: allowed 0, vetoed 1, fault 0, parked 0, interrupted 0, "
+        "rejected 0; 0 commit intents; 1 bad line");
   CHECK(lines.at(9) == "problem: decision ledger: " + LedgerPath(r) +
                            ":2: not a decision row (no string \"code\"); move the line out of "
                            "the ledger by hand");
+}
+
+TEST_CASE("audit counts commit intents apart and warns about one without its outcome row") {
+  OperatorRoot r;
+  const std::string intent =
+      R"({"decision":"D1","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"designing->ready","revision":4,"by":{"kind":"human"},"code":"commit-intent","ok":true,"message":"committing card 0001-a designing->ready as revision 5","checks":[],"report":null,"parked":false,"outcome":"intent","commit":{"rev":5,"at":"2026-09-16T08:00:00.000Z"}})";
+  const std::string outcome =
+      R"({"decision":"D1","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"designing->ready","revision":4,"by":{"kind":"human"},"code":"committed","ok":true,"message":"","checks":[],"report":null,"parked":false,"sandbox":[],"outcome":"allowed"})";
+  std::string orphan = intent;
+  orphan.replace(orphan.find("D1"), 2, "D2");
+  Spit(LedgerPath(r), intent + "\n" + outcome + "\n" + orphan + "\n");
+  Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
+  CHECK(ran.code == 0);
+  auto lines = Lines(ran.out);
+  CHECK(lines.at(7) ==
+        "decision ledger: 1 decision: allowed 1, vetoed 0, fault 0, parked 0, interrupted 0, "
+        "rejected 0; 2 commit intents; 0 bad lines");
+  CHECK(lines.at(8) == "sandbox of decisions: no checker 1");
+  CHECK(lines.at(9) ==
+        "warning: decision D2 (0001-a designing->ready, " + LedgerPath(r) +
+            ":3) has a commit-intent row and no outcome row: the host stopped or could not "
+            "write between them; whether it committed is in the card's journal (`devflow-gate "
+            "card show 0001-a`)");
+  CHECK(lines.at(10) == "healthy: 0 problems, 1 warning");
 }
 
 TEST_CASE("audit refuses a root that does not exist, exit 2") {

@@ -99,7 +99,7 @@ TEST_CASE("ledger list filters by card, edge, outcome and time window") {
   Ran outcome = RunOp(RunLedgerCommand, {"list", "--outcome", "maybe"}, r.Ctx());
   CHECK(outcome.code == 2);
   CHECK(outcome.err.find(
-            "--outcome: maybe not in {allowed,vetoed,fault,parked,interrupted,rejected}") !=
+            "--outcome: maybe not in {allowed,vetoed,fault,parked,interrupted,rejected,intent}") !=
         std::string::npos);
 }
 
@@ -185,7 +185,7 @@ TEST_CASE("every new ledger row carries a decision id and its outcome") {
   out.code = "vetoed";
   out.failed_closed = true;
   out.message = "agent check for designing->ready could not run: x";
-  std::string row = DecisionRow(req, out, kT0);
+  std::string row = DecisionRow(req, out, kT0, {});
   ojson j = ojson::parse(row);
   CHECK(j.begin().key() == "decision");
   CHECK(std::regex_match(j["decision"].get<std::string>(),
@@ -193,8 +193,9 @@ TEST_CASE("every new ledger row carries a decision id and its outcome") {
   CHECK(j["outcome"] == "fault");
   CHECK(NewDecisionId(kT0) != NewDecisionId(kT0));
   CHECK(
-      DecisionRow(req, out, kT0, "D") ==
-      R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"?->ready","revision":null,"by":{"kind":"human"},"code":"vetoed","ok":false,"message":"agent check for designing->ready could not run: x","checks":[],"report":null,"parked":false,"sandbox":[],"outcome":"fault"})");
+      DecisionRow(req, out, kT0, DecisionIdentity{"/w/devflow.yaml", "ab", {{"agent", "/bin/c"}}},
+                  "D") ==
+      R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"?->ready","revision":null,"by":{"kind":"human"},"code":"vetoed","ok":false,"message":"agent check for designing->ready could not run: x","checks":[],"report":null,"parked":false,"sandbox":[],"outcome":"fault","config":{"file":"/w/devflow.yaml","sha256":"ab"},"programs":{"agent":"/bin/c"}})");
   out.parked = true;
   CHECK(DecisionOutcome(out) == "parked");
   out = MoveOutcome{};
@@ -205,6 +206,30 @@ TEST_CASE("every new ledger row carries a decision id and its outcome") {
   CHECK(DecisionOutcome(out) == "vetoed");
   out.code = "illegal-edge";
   CHECK(DecisionOutcome(out) == "rejected");
+  out.code = "interrupted";
+  CHECK(DecisionOutcome(out) == "interrupted");
+  out.code = "internal-error";
+  CHECK(DecisionOutcome(out) == "fault");
+  out.code = "ledger-unwritable";
+  CHECK(DecisionOutcome(out) == "fault");
+}
+
+TEST_CASE("a commit-intent row carries its attempt's decision id and the outcome intent") {
+  Attempt attempt;
+  attempt.id = "0001-a";
+  attempt.from = Location::kDesigning;
+  attempt.to = Location::kReady;
+  attempt.expected_revision = 4;
+  attempt.at = kT0;
+  TransitionCommit commit;
+  commit.id = "0001-a";
+  commit.expected_revision = 4;
+  commit.at = kT0;
+  CHECK(
+      IntentRow(attempt, commit, {}, "D") ==
+      R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"designing->ready","revision":4,"by":{"kind":"human"},"code":"commit-intent","ok":true,"message":"committing card 0001-a designing->ready as revision 5","checks":[],"report":null,"parked":false,"outcome":"intent","config":{"file":"","sha256":""},"programs":{},"commit":{"rev":5,"at":"2026-09-16T08:00:00.000Z"}})");
+  // A row of a host before outcomes: inferred from its code.
+  CHECK(InferredOutcome(true, false, "commit-intent", "") == "intent");
 }
 
 }  // namespace
