@@ -107,7 +107,7 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& opti
 }
 
 MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warnings,
-                    bool* ledger_failed) {
+                    bool* ledger_failed, const std::string& decision_id) {
   // Temp files of writers that died mid-write are removed before anything reads these dirs
   // (they are never read as records anyway: their names never match one).
   if (!request.dry_run && IsValidCardId(request.id)) {
@@ -122,13 +122,14 @@ MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warning
   // each commit, the outcome row after the move. Without the intent row there is no commit,
   // unless the config says `ledger: best-effort`.
   const DecisionIdentity identity = IdentityOf(d);
+  const std::string id = decision_id.empty() ? NewDecisionId(SystemClock().NowIso()) : decision_id;
   const std::string ledger = DecisionLedgerPath(d.root);
   std::optional<std::pair<Attempt, int64_t>> intent;  // the last commit announced, and its rev
   Executor executor(*d.store, d.policies, SystemClock(), warnings);
   if (!request.dry_run) {
     executor.SetBeforeCommit([&](const Attempt& attempt, const TransitionCommit& commit) {
       Status written =
-          AppendDecisionRow(RealFileSystem(), d.root, IntentRow(attempt, commit, identity));
+          AppendDecisionRow(RealFileSystem(), d.root, IntentRow(attempt, commit, identity, id));
       if (written.ok()) {
         intent.emplace(attempt, commit.expected_revision + 1);
         return Status::Ok();
@@ -161,8 +162,8 @@ MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warning
   if (crashed) out = Crashed(d, request, intent, *crashed);
   out.sandbox = TakeSandboxLevels();
   if (!request.dry_run && out.code != "not-found") {
-    Status logged = AppendDecisionRow(RealFileSystem(), d.root,
-                                      DecisionRow(request, out, SystemClock().NowIso(), identity));
+    Status logged = AppendDecisionRow(
+        RealFileSystem(), d.root, DecisionRow(request, out, SystemClock().NowIso(), identity, id));
     if (!logged.ok()) {
       if (ledger_failed) *ledger_failed = true;
       if (out.code != "ledger-unwritable") {
@@ -247,7 +248,7 @@ std::string CardJson(const Card& c, int indent) {
 }
 
 AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warnings,
-                      bool* ledger_failed) {
+                      bool* ledger_failed, const std::string& decision_id) {
   const Attempt& attempt = request.attempt;
   AdmitOutcome out;
   MoveRequest as_move;  // the ledger row's view of the attempt
@@ -321,7 +322,7 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
     row.attempt = attempt;
     row.sandbox = TakeSandboxLevels();
     Status logged = AppendDecision(RealFileSystem(), d.root, as_move, row, SystemClock().NowIso(),
-                                   IdentityOf(d));
+                                   IdentityOf(d), decision_id);
     if (!logged.ok()) {
       if (ledger_failed) *ledger_failed = true;
       warnings.Warn("devflow-gate: could not record the decision in " + DecisionLedgerPath(d.root) +

@@ -70,9 +70,10 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& opti
 /// row that cannot be written is warned about on `warnings`, and `*ledger_failed` set when
 /// given). An exception escaping the move becomes code "internal-error" (its message says,
 /// from the journal, whether the commit happened) with its row. Under dry run: the executor's
-/// move only, nothing written.
+/// move only, nothing written. Every row of the attempt carries `decision_id` (a new
+/// NewDecisionId when empty), so a caller that answers with an id answers the ledger's.
 MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warnings,
-                    bool* ledger_failed = nullptr);
+                    bool* ledger_failed = nullptr, const std::string& decision_id = "");
 
 /// `move --json`'s object for an outcome, compact:
 /// {"ok","code","message","card","checks","parked","report"} plus under dry run
@@ -115,9 +116,9 @@ struct AdmitOutcome {
 /// or whose edge is not legal, is vetoed with the store's message (no park). Reports and cache
 /// records are written as for a move, and a decision-ledger row is appended (nothing under
 /// dry run; a row that cannot be written is warned about and sets `*ledger_failed`). Never
-/// commits a journal line.
+/// commits a journal line. The row carries `decision_id` (a new NewDecisionId when empty).
 AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warnings,
-                      bool* ledger_failed = nullptr);
+                      bool* ledger_failed = nullptr, const std::string& decision_id = "");
 
 /// The TransitionDecision JSON of an admission:
 /// {"allowed":true,"approvedBy"?,"checks"?} or {"allowed":false,"reason","park"?:{"by","reason"}},

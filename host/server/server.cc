@@ -79,22 +79,8 @@ class LogWarnings : public Warnings {
   void Warn(const std::string& line) override { Log().Write("warn", {{"msg", line}}); }
 };
 
-std::string DecisionId() {
-  unsigned char bytes[12];
-  size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n <= 0) continue;
-    got += static_cast<size_t>(n);
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string out = "d-";
-  for (unsigned char b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 0xf];
-  }
-  return out;
-}
+// The id the ledger row of this attempt carries too (host/decision_ledger.h NewDecisionId).
+std::string DecisionId() { return NewDecisionId(SystemClock().NowIso()); }
 
 std::string Ms(double ms) {
   char buf[32];
@@ -595,7 +581,7 @@ class Core {
     job.work = [this, admit, received](Deployment& dep) {
       const std::string decision_id = DecisionId();
       bool ledger_failed = false;
-      AdmitOutcome out = RunAdmit(dep, admit, warnings_, &ledger_failed);
+      AdmitOutcome out = RunAdmit(dep, admit, warnings_, &ledger_failed, decision_id);
       if (ledger_failed) metrics_.LedgerRowNotWritten();
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - received).count();
       std::string outcome = out.decision.allowed ? "allowed" : out.park ? "parked" : "vetoed";
@@ -636,7 +622,7 @@ class Core {
     job.work = [this, move, received](Deployment& dep) {
       const std::string decision_id = DecisionId();
       bool ledger_failed = false;
-      MoveOutcome out = RunMove(dep, move, warnings_, &ledger_failed);
+      MoveOutcome out = RunMove(dep, move, warnings_, &ledger_failed, decision_id);
       if (ledger_failed) metrics_.LedgerRowNotWritten();
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - received).count();
       std::string outcome = out.code;

@@ -86,7 +86,7 @@ TEST_CASE("a root that does not exist is an error naming it, for every command t
   }
 }
 
-TEST_CASE("card create and artifact add print JSON with --json; --help names exit codes") {
+TEST_CASE("card create and artifact add print JSON with --json, --help names exit codes") {
   GateYaml yaml;
   yaml.command = {Fixture("e2e/veto.sh")};
   Workspace ws(yaml.Text());

@@ -236,8 +236,10 @@ struct SocketServer {
 
 /// The timestamps of a text masked (the clock differs between two runs of one move).
 inline std::string MaskTimes(const std::string& text) {
+  // Decision ids (host/decision_ledger.h NewDecisionId) hold a time and random bits.
+  static const std::regex decision(R"(\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{8})");
   static const std::regex iso(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3}Z|\+00:00))");
-  return std::regex_replace(text, iso, "<time>");
+  return std::regex_replace(std::regex_replace(text, decision, "<decision>"), iso, "<time>");
 }
 
 }  // namespace devflow::server_test

@@ -108,12 +108,20 @@ TEST_CASE(
     const auto cli_disk = Disk(ws);
 
     Restore(ws, before);
+    const std::string ledger_path = ws.root() + "/ledger/decisions.jsonl";
+    const size_t rows_before = e2e::Lines(test::Slurp(ledger_path).value_or("")).size();
     SocketServer server(ws);
     HttpAnswer http = server.Post("/v1/moves", json{{"id", ws.card()}, {"to", "ready"}}.dump());
     INFO("http: " << http.body << "\nlog:\n" << server.serve->Log());
     REQUIRE(http.status == 200);
     json http_json = http.json();
-    CHECK(http_json["decisionId"].get<std::string>().rfind("d-", 0) == 0);
+    // The answer's id is the one every ledger row of this attempt carries (its commit intents
+    // and its outcome row).
+    const auto rows = e2e::Lines(test::Slurp(ledger_path).value_or(""));
+    REQUIRE(rows.size() > rows_before);
+    for (size_t i = rows_before; i < rows.size(); ++i) {
+      CHECK(json::parse(rows[i])["decision"] == http_json["decisionId"]);
+    }
     http_json.erase("decisionId");
     CHECK(http_json["code"] == c.code);
     CHECK(MaskTimes(http_json.dump()) == MaskTimes(cli_json.dump()));
@@ -146,11 +154,12 @@ TEST_CASE(
   CHECK(d["park"]["by"] == json{{"kind", "command"}, {"name", "devflow-agent-gate"}});
   CHECK(d["park"]["reason"] ==
         "agent check for designing->ready failed closed: the checker ended with exit code 7: boom");
-  CHECK(d.contains("decisionId"));
   CHECK(test::Slurp(ws.journal_path()).value() == journal);  // nothing committed, no park
   auto ledger = e2e::Lines(test::Slurp(ledger_path).value_or(""));
   REQUIRE(ledger.size() == rows_before + 1);
   CHECK(json::parse(ledger.back())["code"] == "vetoed");
+  CHECK(json::parse(ledger.back())["outcome"] == "fault");  // the caller parks
+  CHECK(d["decisionId"] == json::parse(ledger.back())["decision"]);
 }
 
 TEST_CASE("serve: an allowed /v1/admit returns the checks, under dryRun nothing is written") {
