@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "host/os.h"
+#include "host/yaml_schema.h"
 #include "reports/sha256.h"
 
 namespace devflow {
@@ -74,48 +75,7 @@ std::string_view Trim(std::string_view s) {
 
 bool IsBlank(std::string_view s) { return Trim(s).empty(); }
 
-// The YAML 1.2 core schema's plain-scalar forms (hand-written: std::regex is slow to build and
-// trips -Wmaybe-uninitialized in libstdc++ 12).
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-bool AllOf(std::string_view s, bool (*pred)(char)) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), pred);
-}
-std::string_view WithoutSign(std::string_view s) {
-  return (!s.empty() && (s[0] == '-' || s[0] == '+')) ? s.substr(1) : s;
-}
-bool IsNullWord(std::string_view s) {
-  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
-}
-bool IsBoolWord(std::string_view s) {
-  return s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE";
-}
-bool IsIntWord(std::string_view s) {
-  if (s.starts_with("0o")) {
-    return AllOf(s.substr(2), [](char c) { return c >= '0' && c <= '7'; });
-  }
-  if (s.starts_with("0x")) return AllOf(s.substr(2), IsHexDigit);
-  return AllOf(WithoutSign(s), IsDigit);
-}
-/// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? | [-+]?\.(inf|Inf|INF) | \.(nan|NaN|NAN)
-bool IsFloatWord(std::string_view s) {
-  if (s == ".nan" || s == ".NaN" || s == ".NAN") return true;
-  std::string_view m = WithoutSign(s);
-  if (m == ".inf" || m == ".Inf" || m == ".INF") return true;
-  size_t i = 0, int_digits = 0, frac_digits = 0;
-  while (i < m.size() && IsDigit(m[i])) ++i, ++int_digits;
-  if (i < m.size() && m[i] == '.') {
-    ++i;
-    while (i < m.size() && IsDigit(m[i])) ++i, ++frac_digits;
-    if (int_digits == 0 && frac_digits == 0) return false;
-  } else if (int_digits == 0) {
-    return false;
-  }
-  if (i < m.size() && (m[i] == 'e' || m[i] == 'E')) {
-    return AllOf(WithoutSign(m.substr(i + 1)), IsDigit);
-  }
-  return i == m.size();
-}
 bool IsEnvName(std::string_view s) {
   auto word = [](char c) {
     return IsDigit(c) || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -137,10 +97,11 @@ ScalarType Resolve(const YAML::Node& n) {
     return ScalarType::kString;
   }
   const std::string& s = n.Scalar();
-  if (IsNullWord(s)) return ScalarType::kNull;
-  if (IsBoolWord(s)) return ScalarType::kBool;
-  if (IsIntWord(s)) return ScalarType::kInt;
-  if (IsFloatWord(s)) return ScalarType::kFloat;
+  // The core schema's plain-scalar forms (host/yaml_schema.h).
+  if (IsYamlNullWord(s)) return ScalarType::kNull;
+  if (IsYamlBoolWord(s)) return ScalarType::kBool;
+  if (IsYamlIntWord(s)) return ScalarType::kInt;
+  if (IsYamlFloatWord(s)) return ScalarType::kFloat;
   return ScalarType::kString;
 }
 
@@ -1009,8 +970,22 @@ class DocumentProbe : public YAML::EventHandler {
   void OnMapEnd() override {}
 };
 
+// Whether a line of the text starts with a document marker (`---` or `...`). A stream holds
+// a second document only after one (YAML 1.2 §9.2), so without one the second parse is
+// skipped (it cost as much as the config's own parse, issue 11 item 1).
+bool HasDocumentMarker(const std::string& text) {
+  for (size_t at = 0; at < text.size();) {
+    if (text.compare(at, 3, "---") == 0 || text.compare(at, 3, "...") == 0) return true;
+    at = text.find_first_of("\n\r", at);
+    if (at == std::string::npos) break;
+    ++at;
+  }
+  return false;
+}
+
 // The mark of a second document with content, if the text has one.
 std::optional<YAML::Mark> SecondDocument(const std::string& text) {
+  if (!HasDocumentMarker(text)) return std::nullopt;
   std::istringstream in(text);
   YAML::Parser parser(in);
   DocumentProbe first, second;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "host/utf8.h"
+#include "host/yaml_schema.h"
 
 namespace devflow {
 namespace {
@@ -556,22 +557,9 @@ U16 BlockString(U16 value, long indent_at_start) {
 }
 
 // The core schema's implicit tags other than str (yaml 2.9 schema/core, schema/common): a
-// plain scalar that one of them would read is quoted instead.
+// plain scalar that one of them would read is quoted instead (host/yaml_schema.h).
 bool ResolvesToNonString(const std::string& s) {
-  static const std::regex kTags[] = {
-      std::regex(R"(^(?:~|[Nn]ull|NULL)?$)"),
-      std::regex(R"(^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$)"),
-      std::regex(R"(^0o[0-7]+$)"),
-      std::regex(R"(^[-+]?[0-9]+$)"),
-      std::regex(R"(^0x[0-9a-fA-F]+$)"),
-      std::regex(R"(^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$)"),
-      std::regex(R"(^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$)"),
-      std::regex(R"(^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$)"),
-  };
-  for (const std::regex& tag : kTags) {
-    if (std::regex_search(s, tag)) return true;
-  }
-  return false;
+  return IsYamlNullWord(s) || IsYamlBoolWord(s) || IsYamlIntWord(s) || IsYamlFloatWord(s);
 }
 
 // /^[\n\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][ \t]|[\n:][ \t]|[ \t]\n|[\n\t ]#|[\n\t :]$/

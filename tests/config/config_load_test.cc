@@ -131,6 +131,18 @@ TEST_CASE("config rejects a second YAML document") {
         "exactly one document (remove the extra ---)");
 }
 
+TEST_CASE("config finds a second document after any line-start marker, and only there") {
+  // The second parse runs only when a line starts with --- or ... (issue 11: one parse).
+  CHECK(ProblemsOf("plugins: []\r\n---\r\nplugins: []\r\n") ==
+        "devflow-gate.yaml:2:1: a second YAML document starts here; the config file holds "
+        "exactly one document (remove the extra ---)");
+  CHECK(ProblemsOf("plugins: []\n...\nplugins: []\n").find("a second YAML document starts") !=
+        std::string::npos);
+  // A marker that does not start a line is text, not a document boundary.
+  GateConfig c = Loaded("# a --- comment ...\nplugins: [] # --- ...\n");
+  CHECK(c.plugins.empty());
+}
+
 TEST_CASE("config rejects an unknown top-level key and a missing plugins list") {
   CHECK(ProblemsOf("plugin:\n  - id: devflow-agent-gate\n") ==
         "devflow-gate.yaml:1:1: top level: unknown key \"plugin\" (did you mean \"plugins\"?); "
