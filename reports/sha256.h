@@ -1,4 +1,4 @@
-// SHA-256 through OpenSSL EVP (cpp-notes §4.4).
+// SHA-256 through OpenSSL's low-level one-shot digest (no provider start-up; issue 11 item 3).
 #pragma once
 
 #include <string>
