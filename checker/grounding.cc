@@ -1636,22 +1636,12 @@ std::string_view StripBom(std::string_view text) {
 }
 
 Status CheckUtf8(std::string_view text, std::string_view label) {
-  for (size_t i = 0; i < text.size();) {
-    if (static_cast<unsigned char>(text[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    uint32_t cp = 0;
-    const size_t len = Decode(text, i, &cp);
-    if (cp == kInvalid) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, ": not valid UTF-8 (byte 0x%02x at offset %zu)",
-                    static_cast<unsigned char>(text[i]), i);
-      return Status::Error("corrupt", std::string(label) + buf);
-    }
-    i += len;
-  }
-  return Status::Ok();
+  const size_t bad = FirstInvalidUtf8(text);
+  if (bad == text.size()) return Status::Ok();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, ": not valid UTF-8 (byte 0x%02x at offset %zu)",
+                static_cast<unsigned char>(text[bad]), bad);
+  return Status::Error("corrupt", std::string(label) + buf);
 }
 
 const std::vector<std::string>& DefaultExcludedKeys() {

@@ -1,5 +1,8 @@
 #include "host/utf8.h"
 
+#include <cstdint>
+#include <cstring>
+
 namespace devflow {
 
 Utf8Step DecodeUtf8At(std::string_view s, size_t i) {
@@ -37,14 +40,30 @@ Utf8Step DecodeUtf8At(std::string_view s, size_t i) {
   return {cp, j - i, true};
 }
 
-bool IsValidUtf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
+size_t FirstInvalidUtf8(std::string_view s) {
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    while (i + 8 <= n) {  // the ASCII fast path: eight bytes without a high bit
+      uint64_t word;
+      std::memcpy(&word, s.data() + i, sizeof word);
+      if (word & kHigh) break;
+      i += 8;
+    }
+    if (i >= n) break;
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
     const Utf8Step step = DecodeUtf8At(s, i);
-    if (!step.valid) return false;
+    if (!step.valid) return i;
     i += step.length;
   }
-  return true;
+  return n;
 }
+
+bool IsValidUtf8(std::string_view s) { return FirstInvalidUtf8(s) == s.size(); }
 
 std::string ReplaceInvalidUtf8(std::string_view s) {
   std::string out;
