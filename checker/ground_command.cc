@@ -286,11 +286,22 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
     err << "cannot read: " << claim_bytes.status().message() << "\n";
     return 2;
   }
-  std::vector<std::string> evidence_texts;
+  // Evidence is mapped, not copied (issue 11 item 4: peak memory near the evidence's size): a
+  // text file is grounded in place, past its BOM; a JSON file yields the text of its values.
+  std::vector<FileBytes> evidence_files;
+  std::vector<std::string> evidence_json;
+  std::vector<std::string_view> evidence;
+  evidence_files.reserve(args.evidence.size());
+  evidence_json.reserve(args.evidence.size());
   for (const std::string& path : args.evidence) {
-    Result<std::string> bytes = read(path);
-    if (!bytes.ok()) {
-      err << "cannot read: " << bytes.status().message() << "\n";
+    Result<FileBytes> mapped = fs.MapFile(path);
+    if (!mapped.ok()) {
+      err << "cannot read: " << ReadError(mapped.status(), path) << "\n";
+      return 2;
+    }
+    const std::string_view bytes = evidence_files.emplace_back(std::move(*mapped)).view();
+    if (Status utf8 = CheckUtf8(bytes, path); !utf8.ok()) {
+      err << "cannot read: " << utf8.message() << "\n";
       return 2;
     }
     std::string lower = path;
@@ -298,17 +309,16 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
                    [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
     if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) {
       Result<std::string> text = mode == GroundingMode::kCompat
-                                     ? CompatJsonEvidenceText(*bytes, path, args.exclude_keys)
-                                     : JsonEvidenceText(*bytes, path, args.exclude_keys);
+                                     ? CompatJsonEvidenceText(bytes, path, args.exclude_keys)
+                                     : JsonEvidenceText(bytes, path, args.exclude_keys);
       if (!text.ok()) {
         err << "cannot read: " << text.status().message() << "\n";
         return 2;
       }
-      evidence_texts.push_back(std::move(*text));
-    } else if (StripBom(*bytes).size() != bytes->size()) {
-      evidence_texts.emplace_back(StripBom(*bytes));
+      evidence.push_back(evidence_json.emplace_back(std::move(*text)));
+      evidence_files.back() = FileBytes();  // the JSON bytes are done with
     } else {
-      evidence_texts.push_back(std::move(*bytes));
+      evidence.push_back(StripBom(bytes));
     }
   }
   std::optional<std::string> fallback;
@@ -322,7 +332,6 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
   }
 
   const std::string_view claim = StripBom(*claim_bytes);
-  std::vector<std::string_view> evidence(evidence_texts.begin(), evidence_texts.end());
   GroundingOptions options;
   options.kinds = kinds;
   options.require = args.require;

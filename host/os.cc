@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -200,6 +201,21 @@ Result<int> OpenBeneath(const std::string& base, const std::string& rel) {
   return file.release();
 }
 
+// Opens `path` for reading as ReadFile does: O_NONBLOCK so a FIFO planted where a file should
+// be cannot hang the gate, only regular files (and directories, which fail to read with EISDIR).
+Result<int> OpenForRead(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) return OsError(errno, "open", path);
+  struct stat kind {};
+  if (::fstat(fd.get(), &kind) == 0 && !S_ISREG(kind.st_mode) && !S_ISDIR(kind.st_mode)) {
+    return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
+  }
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
+  return fd.release();
+}
+
 class PosixFs : public FileSystem {
  public:
   Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel) override {
@@ -218,18 +234,26 @@ class PosixFs : public FileSystem {
   }
 
   Result<std::string> ReadFile(const std::string& path) override {
-    // O_NONBLOCK so a FIFO planted where a file should be cannot hang the gate; only regular
-    // files are read.
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (fd.get() < 0) return OsError(errno, "open", path);
-    struct stat kind {};
-    if (::fstat(fd.get(), &kind) == 0 && !S_ISREG(kind.st_mode) && !S_ISDIR(kind.st_mode)) {
-      return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
-    }
-    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-    struct stat st {};
-    if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
+    Result<int> opened = OpenForRead(path);
+    if (!opened.ok()) return opened.status();
+    UniqueFd fd(*opened);
     return ReadAll(fd.get(), path);
+  }
+
+  Result<FileBytes> MapFile(const std::string& path) override {
+    Result<int> opened = OpenForRead(path);
+    if (!opened.ok()) return opened.status();
+    UniqueFd fd(*opened);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return OsError(errno, "fstat", path);
+    if (st.st_size > 0) {
+      const auto size = static_cast<size_t>(st.st_size);
+      void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+      if (at != MAP_FAILED) return FileBytes::Mapped(at, size);
+    }
+    Result<std::string> bytes = ReadAll(fd.get(), path);  // empty (or unmappable): read it
+    if (!bytes.ok()) return bytes.status();
+    return FileBytes(std::move(*bytes));
   }
 
   Status WriteFileAtomic(const std::string& path, std::string_view data) override {
@@ -404,6 +428,38 @@ class RealClock : public Clock {
 };
 
 }  // namespace
+
+FileBytes FileBytes::Mapped(const void* addr, size_t size) {
+  FileBytes bytes;
+  bytes.map_ = addr;
+  bytes.size_ = size;
+  return bytes;
+}
+
+FileBytes::FileBytes(FileBytes&& other) noexcept
+    : map_(std::exchange(other.map_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      owned_(std::move(other.owned_)) {}
+
+FileBytes& FileBytes::operator=(FileBytes&& other) noexcept {
+  if (this != &other) {
+    if (map_) ::munmap(const_cast<void*>(map_), size_);
+    map_ = std::exchange(other.map_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    owned_ = std::move(other.owned_);
+  }
+  return *this;
+}
+
+FileBytes::~FileBytes() {
+  if (map_) ::munmap(const_cast<void*>(map_), size_);
+}
+
+Result<FileBytes> FileSystem::MapFile(const std::string& path) {
+  Result<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return FileBytes(std::move(*bytes));
+}
 
 Result<std::string> FileSystem::ReadFileBeneath(const std::string& base, const std::string& rel) {
   return Status::Error("ENOSYS", "open " + JoinPath(base, rel) +

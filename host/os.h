@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "host/status.h"
@@ -16,6 +17,32 @@ namespace devflow {
 
 /// What a path names, without following a final symlink (lstat).
 enum class FileKind { kNone, kFile, kDir, kSymlink, kOther };
+
+/// The bytes of one whole file, read once: a read-only private mapping of a regular file
+/// (FileSystem::MapFile on the POSIX file system; the kernel's page cache, no copy), or bytes
+/// held in memory. Move-only; the mapping is unmapped on destruction. While it is mapped, a file
+/// that another process truncates under it raises SIGBUS on access (the run ends by the signal:
+/// nothing is released), and a concurrent write may or may not show (docs/decisions.md).
+class FileBytes {
+ public:
+  FileBytes() = default;
+  explicit FileBytes(std::string owned) : owned_(std::move(owned)) {}
+  /// Takes ownership of a mapping of `size` bytes at `addr` (munmap on destruction).
+  static FileBytes Mapped(const void* addr, size_t size);
+  FileBytes(FileBytes&& other) noexcept;
+  FileBytes& operator=(FileBytes&& other) noexcept;
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  ~FileBytes();
+  std::string_view view() const {
+    return map_ ? std::string_view(static_cast<const char*>(map_), size_) : owned_;
+  }
+
+ private:
+  const void* map_ = nullptr;
+  size_t size_ = 0;
+  std::string owned_;
+};
 
 /// File-system operations. All paths are absolute or relative to the process cwd; all fds are
 /// opened O_CLOEXEC. Errors come back as Status with code = errno name ("ENOENT", "EACCES", …)
@@ -27,6 +54,13 @@ class FileSystem {
 
   /// Whole file as bytes. Missing file → code "ENOENT".
   virtual Result<std::string> ReadFile(const std::string& path) = 0;
+
+  /// The whole file without a copy, for inputs read once and large (grounding evidence): the
+  /// POSIX file system maps a non-empty regular file (MAP_POPULATE: one fault-in, no copy into
+  /// the heap), and falls back to ReadFile's bytes for an empty one (a /proc file reads as size
+  /// 0). Errors are ReadFile's, for the same paths. The default implementation returns
+  /// ReadFile's bytes, so a decorating FileSystem (FaultyFileSystem) keeps its faults.
+  virtual Result<FileBytes> MapFile(const std::string& path);
 
   /// The one durable atomic replace (cpp-notes §4.1): write `.<name>.<pid>.<seq>.tmp` in the
   /// same directory (O_EXCL), loop write, fsync, close (checked), rename over `path`, fsync the
