@@ -13,6 +13,8 @@
 #                 knows that key)
 # each on a root of 10 cards and of 10,000 cards (200-entry journals), plus a ladder of cheaper
 # commands that splits the gate's cost (--help, card show, move --explain, move --dry-run).
+# Then bench/grounding/scan.py: `ground` against `wc -w` and a memchr floor on 64 MiB of
+# evidence, with peak RSS (issue 11 item 4).
 # A move mutates the root, so hyperfine --prepare runs bench/restore.sh before every run: it
 # restores only the moved card (and clears its verdict file for the miss runs).
 #
@@ -237,7 +239,13 @@ fig["targets_missed"] = missed
 json.dump(fig, open(sys.argv[2], "w"), indent=2)
 sys.exit(3 if missed else 0)
 PY
-echo "results: $out (hyperfine.json, hyperfine.txt, summary.json, machine.txt, touched.txt)"
+# ---- grounding (issue 11 item 4): ground vs `wc -w` vs a memchr floor on one 64 MiB file -------
+scan_rc=0
+echo
+python3 "$here/grounding/scan.py" --gate "$gate" | tee "$out/grounding-scan.txt" || scan_rc=$?
+echo "results: $out (hyperfine.json, hyperfine.txt, summary.json, machine.txt, touched.txt," \
+     "grounding-scan.txt)"
+[ "$scan_rc" = 0 ] || { echo "bench: the grounding scan missed a target (BENCH_STRICT=1)" >&2; exit 1; }
 if [ "$rc" = 3 ] && [ "${BENCH_STRICT:-0}" = 1 ]; then
   echo "bench: a target was missed (BENCH_STRICT=1)" >&2
   exit 1

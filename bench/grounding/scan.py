@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Grounding scan speed and memory against its floors, in one run (issue 11 item 4).
+
+On the same 64 MiB evidence file (bench.py's "large" case: a claim of 20,000 specifics, 1 in
+100 invented, so every evidence token is looked up and reading never stops early) it times,
+interleaved round by round so the machine's load falls on all alike:
+  ground   devflow-gate ground --claim C --evidence E (exit 1 expected: the invented ones)
+  wc -w    coreutils `wc -w E` in the caller's locale (what issue 11 compares against)
+  memchr   bench/grounding/memchr_floor.c: map E and memchr its newlines (the memory floor;
+           compiled on the fly, `wc -l` when there is no C compiler)
+and prints the medians, ground's throughput (evidence bytes / median wall time), the ratios
+ground : wc -w and ground : memchr, and each command's peak RSS (/usr/bin/time -v) against the
+evidence size. Targets (issue 11 item 4): ≥ 1 GB/s, wc -w / ground ≥ 5, peak RSS ≤ 1.2× the
+evidence. The exit status is non-zero for a missed target only with BENCH_STRICT=1.
+
+Usage: bench/grounding/scan.py [--gate PATH] [--rounds 7] [--mib 64] [--work DIR]
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import bench  # noqa: E402  (the generator of bench.py, so both benches read the same case)
+
+
+def wall(argv):
+    """(wall seconds, CPU seconds user + system, exit code, stderr) of one run of argv."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return elapsed, usage.ru_utime + usage.ru_stime, proc.returncode, err
+
+
+def peak_rss_kib(argv):
+    """Maximum resident set size of argv in KiB, by /usr/bin/time -v (None without it)."""
+    if not os.path.exists("/usr/bin/time"):
+        return None
+    proc = subprocess.run(["/usr/bin/time", "-v"] + argv, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
+    m = re.search(rb"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    return int(m.group(1)) if m else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gate", default=os.environ.get("DEVFLOW_GATE",
+                                                     os.path.join(ROOT, "build", "devflow-gate")))
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--mib", type=int, default=64)
+    ap.add_argument("--work", help="scratch directory (default: a temp dir, removed)")
+    args = ap.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="grounding-scan-")
+    os.makedirs(work, exist_ok=True)
+    try:
+        claim, ev = bench.generate(work, "scan", bench.SIZES["large"][0], args.mib << 20)
+        size = os.path.getsize(ev)
+        floor = os.path.join(work, "memchr_floor")
+        cc = shutil.which("cc")
+        if cc and subprocess.run([cc, "-O2", "-o", floor, os.path.join(HERE, "memchr_floor.c")]
+                                 ).returncode == 0:
+            floor_cmd, floor_name = [floor, ev], "memchr"
+        else:
+            print("scan: no C compiler; the floor is `wc -l`", file=sys.stderr)
+            floor_cmd, floor_name = ["wc", "-l", ev], "wc -l"
+        cmds = [("ground", [args.gate, "ground", "--claim", claim, "--evidence", ev]),
+                ("wc -w", ["wc", "-w", ev]),
+                (floor_name, floor_cmd)]
+        _, _, code, err = wall(cmds[0][1])
+        if code != 1 or b"REJECTED" not in err:
+            sys.exit("scan: ground should reject the invented specifics (exit 1), got %d: %s"
+                     % (code, err[-400:].decode("utf-8", "replace")))
+        for _, argv in cmds[1:]:  # warm the page cache and check the floors run
+            subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+        times = {name: [] for name, _ in cmds}
+        cpus = {name: [] for name, _ in cmds}
+        for _ in range(args.rounds):
+            for name, argv in cmds:
+                elapsed, cpu, _, _ = wall(argv)
+                times[name].append(elapsed)
+                cpus[name].append(cpu)
+        med = {name: statistics.median(t) for name, t in times.items()}
+        cpu = {name: statistics.median(t) for name, t in cpus.items()}
+        rss = {name: peak_rss_kib(argv) for name, argv in cmds}
+        load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else []
+
+        mib = size / 2**20
+        print("Evidence %.1f MiB (%d bytes), claim %.2f MiB; %d rounds, medians; nproc %d; "
+              "load average %s; LANG=%s" % (mib, size, os.path.getsize(claim) / 2**20,
+                                            args.rounds, os.cpu_count() or 0, " ".join(load),
+                                            os.environ.get("LANG", "")))
+        print()
+        print("| command | median | min | max | CPU (median) | throughput | peak RSS | "
+              "RSS / evidence |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, _ in cmds:
+            r = rss[name]
+            print("| %s | %.3f s | %.3f s | %.3f s | %.3f s | %.2f GB/s | %s | %s |" % (
+                name, med[name], min(times[name]), max(times[name]), cpu[name],
+                size / med[name] / 1e9,
+                "%.1f MiB" % (r / 1024) if r else "n/a", "%.2f×" % (r * 1024 / size) if r else "n/a"))
+        print()
+        gbps = size / med["ground"] / 1e9
+        vs_wc = med["wc -w"] / med["ground"]
+        vs_floor = med["ground"] / med[floor_name]
+        rss_ratio = rss["ground"] * 1024 / size if rss["ground"] else None
+        print("ground : %s = %.2f× the floor's time; wc -w : ground = %.2f× (ground faster when "
+              "> 1); by CPU time: %.2f× and %.2f×" % (
+                  floor_name, vs_floor, vs_wc, cpu["ground"] / max(cpu[floor_name], 1e-6),
+                  cpu["wc -w"] / max(cpu["ground"], 1e-6)))
+        targets = [("ground >= 1 GB/s", gbps >= 1.0, "%.2f GB/s" % gbps),
+                   ("wc -w / ground >= 5", vs_wc >= 5.0, "%.2f×" % vs_wc)]
+        if rss_ratio is not None:
+            targets.append(("ground peak RSS <= 1.2x evidence", rss_ratio <= 1.2,
+                            "%.2f×" % rss_ratio))
+        print("\ntargets:")
+        missed = 0
+        for label, ok, value in targets:
+            print("  %-4s %-34s %s" % ("ok" if ok else "MISS", label, value))
+            missed += not ok
+        if missed and os.environ.get("BENCH_STRICT") == "1":
+            sys.exit(1)
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
