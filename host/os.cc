@@ -21,6 +21,9 @@
 namespace devflow {
 namespace {
 
+// WriteFileAtomic's temp names tried past EEXIST before it gives up (see there).
+constexpr int kTempNameTries = 1000;
+
 // Closes an fd on scope exit (RAII for every fd, STYLE.md).
 class UniqueFd {
  public:
@@ -260,10 +263,20 @@ class PosixFs : public FileSystem {
     static std::atomic<unsigned> seq{0};
     std::string dir = ParentPath(path);
     std::string name = path.substr(path.find_last_of('/') + 1);
-    std::string tmp = JoinPath(
-        dir, "." + name + "." + std::to_string(::getpid()) + "." + std::to_string(seq++) + ".tmp");
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return OsError(errno, "open", tmp);
+    // A temp of this name can be left by a writer that was SIGKILLed and whose pid the kernel
+    // has since given to us (pid_max is often 32768): EEXIST only means "take the next seq",
+    // never a failed write (issue 7 item 13). The number of tries bounds a directory flooded
+    // with such names.
+    std::string tmp;
+    UniqueFd fd;
+    for (int tries = 0; fd.get() < 0; ++tries) {
+      tmp = JoinPath(dir, "." + name + "." + std::to_string(::getpid()) + "." +
+                              std::to_string(seq++) + ".tmp");
+      fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+      if (fd.get() < 0 && (errno != EEXIST || tries >= kTempNameTries)) {
+        return OsError(errno, "open", tmp);
+      }
+    }
     auto fail = [&](Status s) {
       fd.reset();
       ::unlink(tmp.c_str());
