@@ -34,8 +34,10 @@ struct LiveChild {
       ::pause();
       ::_exit(0);
     }
+    REQUIRE(pid > 0);
   }
   ~LiveChild() {
+    if (pid <= 0) return;  // kill(-1) would signal every process we may signal
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
   }

@@ -65,6 +65,7 @@ pid_t Spawn(const std::string& root, const std::vector<std::string>& args, const
     ::execve(cargv[0], cargv.data(), cenv.data());
     ::_exit(127);
   }
+  REQUIRE(pid > 0);  // a failed fork's -1 would make the caller's kill(pid) a kill(-1)
   return pid;
 }
 
