@@ -253,3 +253,23 @@ TEST_CASE("a journal changed other than by an append since the decision is re-fo
     CHECK(moved->id == r.id);
   }
 }
+
+TEST_CASE("a file is read whole in one copy whatever its size says") {
+  TempDir tmp;
+  for (size_t size : {size_t{0}, size_t{1}, size_t{65536}, size_t{(1 << 20) + 3}}) {
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>('a' + i % 26);
+    Spit(tmp / "f", bytes);
+    auto read = RealFileSystem().ReadFile(tmp / "f");
+    REQUIRE(read.ok());
+    CHECK(*read == bytes);
+    auto beneath = RealFileSystem().ReadFileBeneath(tmp.path(), "f");
+    REQUIRE(beneath.ok());
+    CHECK(*beneath == bytes);
+  }
+  // A regular file whose st_size is 0 although it has content (procfs): read to EOF anyway.
+  auto status = RealFileSystem().ReadFile("/proc/self/status");
+  REQUIRE(status.ok());
+  CHECK(status->find("Pid:") != std::string::npos);
+  CHECK(status->back() == '\n');
+}
