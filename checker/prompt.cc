@@ -100,6 +100,16 @@ std::optional<std::string> NonceOfTrailer(std::string_view trailer) {
 
 std::string AssemblePrompt(const PromptParts& parts) {
   std::string out;
+  const std::string trailer = Trailer(parts.nonce);
+  // Sized once (an upper bound of what is appended below): a 32 MiB prompt grown by doubling
+  // held up to twice its size (issue 11 item 2).
+  size_t size = parts.instruction.size() + parts.card_id.size() + parts.edge.size() +
+                parts.title.size() + parts.body.size() + trailer.size() + kIntroPrefix.size() +
+                kIntroEdge.size() + 16;
+  for (const PromptInput& input : parts.inputs) {
+    size += kSeparatorPrefix.size() + input.kind.size() + input.content.size() + 48;
+  }
+  out.reserve(size);
   out.append(parts.instruction).append("\n\n");
   out.append(kIntroPrefix).append(parts.card_id).append(kIntroEdge).append(parts.edge);
   out.append(".\n\n# ").append(parts.title).append("\n\n").append(parts.body);
@@ -108,7 +118,7 @@ std::string AssemblePrompt(const PromptParts& parts) {
     out.append(" (rev ").append(std::to_string(input.rev)).append(") ---\n\n");
     out.append(input.content);
   }
-  out.append(Trailer(parts.nonce));
+  out.append(trailer);
   return out;
 }
 

@@ -64,6 +64,7 @@ Result<Collected> CollectInputs(const Card& card, const AgentEdgeConfig& edge, F
   return out;
 }
 
+// Takes the inputs' contents out of `collected` (the prompt is their one copy; issue 11).
 PromptParts MakePrompt(const Card& card, const AgentEdgeConfig& edge, Collected& collected,
                        std::optional<std::string> nonce) {
   PromptParts parts;
@@ -72,7 +73,7 @@ PromptParts MakePrompt(const Card& card, const AgentEdgeConfig& edge, Collected&
   parts.edge = edge.edge.Name();
   parts.title = card.title;
   parts.body = card.body;
-  parts.inputs = collected.inputs;
+  parts.inputs = std::move(collected.inputs);
   parts.nonce = std::move(nonce);
   return parts;
 }
@@ -177,6 +178,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
 
   CheckRequest request;
   request.provider = configured->provider;
+  request.inputs_manifest = InputManifest(collected->inputs);  // before the prompt takes them
   request.prompt = AssemblePrompt(MakePrompt(*card, *configured, *collected, nonce));
   request.timeout_ms = config_.check_timeout_ms;
   request.max_reply_bytes = config_.max_reply_bytes;
@@ -184,7 +186,6 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   request.edge = edge_name;
   request.root = attempt.root;
   request.workspace = Workspace(attempt.root);
-  request.inputs_manifest = InputManifest(collected->inputs);
   Result<CheckReply> reply = checker_.Dispatch(request);
   if (!reply.ok()) return fail_closed(reply.status().message());
 
