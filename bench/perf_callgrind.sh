@@ -6,10 +6,13 @@
 #     10,000-line journal; every measured move is asserted to be a cache hit
 #     (`check by agent: [cached] bench allow`) and to commit;
 #   - the same cache-hit move under `--dry-run`;
+#   - cache-miss moves with two 1 KiB and two 16 MiB inputs: best-of-5 wall time and the gate's
+#     peak memory (/usr/bin/time) against the inputs' size (timed: no checker runs under valgrind);
 #   - `checker grounding` with a 16 MiB prompt on stdin vs `cat` of the same prompt.
 # Targets: cache-hit move (10 lines) <= 4M; 10,000-line move <= 3x the 10-line move; the
 # instructions a journal line adds to a move (the difference over 9,990 lines, every fold of
-# the move included) <= 3,000.
+# the move included) <= 3,000; the 16 MiB-input move <= 10x the 1 KiB one; the gate's peak
+# memory <= 1.5x the inputs.
 # The table is always printed; a missed target exits 3 only with BENCH_STRICT=1.
 # usage: bash bench/perf_callgrind.sh [path/to/devflow-gate]
 set -euo pipefail
@@ -64,6 +67,32 @@ for lines in 10 10000; do
   emit "move --dry-run, cache hit, $lines-line journal" "$n"
 done
 
+# ---- cache-miss moves with 1 KiB and 16 MiB prd and design inputs (issue 11 item 2) -----------
+# Timed, not counted: a cache miss spawns the checker, which cannot start under valgrind. The
+# best of 5 wall times (/usr/bin/time, the checker included) and the gate's peak memory.
+if [ -x /usr/bin/time ]; then
+  for size in 1024 16777216; do
+    ws=$tmp/big-$size
+    card=$(python3 "$here/make_root.py" --out "$ws" --cards 1 --checker "$checker" --journal 10)
+    for f in "$ws/.devflow/tasks/$card/artifacts/"*.md; do
+      python3 -c 'import sys; n=int(sys.argv[2]); open(sys.argv[1],"w").write(("input line of the benchmark card " * 3 + "\n") * (n // 100 + 1))' "$f" "$size"
+      truncate -s "$size" "$f"
+    done
+    move=("$gate" --root "$ws/.devflow" --config "$ws/devflow-gate.yaml" move "$card" ready)
+    best="" rss=0
+    for _ in 1 2 3 4 5; do
+      bash "$here/restore.sh" "$ws/.devflow/tasks/$card" "$ws/pristine" "$ws/.devflow/cache/agent-gate"
+      /usr/bin/time -f '%e %M' -o "$tmp/time" "${move[@]}" >"$tmp/out" 2>&1 || true
+      grep -q 'check by agent: bench allow' "$tmp/out" || fail "move with $size-byte inputs was not a cache miss that allowed"
+      read -r secs kib <"$tmp/time"
+      best=$(awk -v a="$secs" -v b="${best:-$secs}" 'BEGIN{print (a < b ? a : b)}')
+      [ "$kib" -gt "$rss" ] && rss=$kib
+    done
+    emit "move, cache miss, 2 inputs of $size bytes: best wall s" "$best"
+    emit "move, cache miss, 2 inputs of $size bytes: gate peak RSS KiB" "$rss"
+  done
+fi
+
 # ---- the grounding checker on a 16 MiB prompt ------------------------------------------------
 python3 - "$tmp/prompt" <<'PY'
 import sys
@@ -86,6 +115,16 @@ target "10,000-line move <= 3x the 10-line move" \
   "$(awk -v a="$long" -v b="$short" 'BEGIN{printf "%.2fx", a/b}')" "$((long <= 3 * short))"
 per_line=$(((long - short) / 9990))
 target "instructions a journal line adds to a move <= 3,000" "$per_line" "$((per_line <= 3000))"
+if [ -n "${row["move, cache miss, 2 inputs of 1024 bytes: best wall s"]:-}" ]; then
+  small=${row["move, cache miss, 2 inputs of 1024 bytes: best wall s"]}
+  big=${row["move, cache miss, 2 inputs of 16777216 bytes: best wall s"]}
+  ratio=$(awk -v a="$big" -v b="$small" 'BEGIN{printf "%.2f", a/b}')
+  target "16 MiB-input cache-miss move <= 10x the 1 KiB one (best wall time)" "${ratio}x" \
+    "$(awk -v r="$ratio" 'BEGIN{print (r <= 10 ? 1 : 0)}')"
+  rss=${row["move, cache miss, 2 inputs of 16777216 bytes: gate peak RSS KiB"]}
+  target "gate peak memory <= 1.5x the inputs (32 MiB)" \
+    "$(awk -v a="$rss" 'BEGIN{printf "%.2fx", a/32768}')" "$((rss * 2 <= 3 * 32768))"
+fi
 target "cache-hit move over process start (--help)" \
   "$(awk -v a="$short" -v b="${row["floor: --help"]}" 'BEGIN{printf "%.2fx", a/b}')" 1
 if [ "$missed" -gt 0 ] && [ "${BENCH_STRICT:-0}" = 1 ]; then exit 3; fi

@@ -22,9 +22,14 @@
 # move on 10 cards (miss and hit). The figures are medians. The table is always printed; the exit
 # status is non-zero for a missed target only with BENCH_STRICT=1.
 #
+# Then bench/perf_callgrind.sh (issue 11): instruction counts of cache-hit moves on 10- and
+# 10,000-line journals and of the grounding checker on 16 MiB, each beside its floor; its missed
+# targets count as missed targets here.
+#
 # Environment: BENCH_RUNS (100), BENCH_WARMUP (5, at least 2), BENCH_CARDS (10000),
 # BENCH_JOURNAL (200 entries per card), BENCH_OUT (results dir, default a new /tmp dir),
-# BENCH_KEEP=1 keeps the generated workspaces (the 10,000-card root is ~400 MB), BENCH_STRICT=1.
+# BENCH_KEEP=1 keeps the generated workspaces (the 10,000-card root is ~400 MB), BENCH_STRICT=1,
+# BENCH_CALLGRIND=0 (skip the instruction counts).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -243,9 +248,23 @@ PY
 scan_rc=0
 echo
 python3 "$here/grounding/scan.py" --gate "$gate" | tee "$out/grounding-scan.txt" || scan_rc=$?
+# ---- instruction counts (callgrind; exact under load): issue 11's targets, each a ratio --------
+# against its floor in the same run (bench/perf_callgrind.sh). BENCH_CALLGRIND=0 skips it.
+cg_rc=0
+if [ "${BENCH_CALLGRIND:-1}" = 1 ]; then
+  if command -v valgrind >/dev/null; then
+    echo
+    echo "instruction counts (bench/perf_callgrind.sh):"
+    BENCH_STRICT=1 bash "$here/perf_callgrind.sh" "$gate" | tee "$out/callgrind.tsv" || cg_rc=$?
+    [ "$cg_rc" = 0 ] || [ "$cg_rc" = 3 ] || exit "$cg_rc"
+  else
+    echo "bench: valgrind not installed; skipping the instruction counts" >&2
+  fi
+fi
 echo "results: $out (hyperfine.json, hyperfine.txt, summary.json, machine.txt, touched.txt," \
-     "grounding-scan.txt)"
+     "grounding-scan.txt, callgrind.tsv)"
 [ "$scan_rc" = 0 ] || { echo "bench: the grounding scan missed a target (BENCH_STRICT=1)" >&2; exit 1; }
+[ "$cg_rc" = 3 ] && [ "$rc" = 0 ] && rc=3
 if [ "$rc" = 3 ] && [ "${BENCH_STRICT:-0}" = 1 ]; then
   echo "bench: a target was missed (BENCH_STRICT=1)" >&2
   exit 1
