@@ -38,13 +38,13 @@ Kind KindOf(std::string_view name) {
   return Kind::kUnknown;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
-bool IsLetter(char c) { return IsUpper(c) || (c >= 'a' && c <= 'z'); }
-bool IsAsciiAlnum(char c) { return IsDigit(c) || IsLetter(c); }
-bool IsAsciiWord(char c) { return IsAsciiAlnum(c) || c == '_'; }
-bool IsHexLetter(char c) { return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-bool IsHex(char c) { return IsDigit(c) || IsHexLetter(c); }
+constexpr bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+constexpr bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+constexpr bool IsLetter(char c) { return IsUpper(c) || (c >= 'a' && c <= 'z'); }
+constexpr bool IsAsciiAlnum(char c) { return IsDigit(c) || IsLetter(c); }
+constexpr bool IsAsciiWord(char c) { return IsAsciiAlnum(c) || c == '_'; }
+constexpr bool IsHexLetter(char c) { return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+constexpr bool IsHex(char c) { return IsDigit(c) || IsHexLetter(c); }
 bool IsPathChar(char c) {
   return IsAsciiAlnum(c) || c == '_' || c == '.' || c == '~' || c == '/' || c == '-';
 }
@@ -144,38 +144,44 @@ bool StartsWithNoCase(std::string_view s, size_t at, std::string_view prefix) {
   return true;
 }
 
-void ScanDates(std::string_view s, const TokenSink& sink) {
+// Each scanner below is a loop that calls its step at every position where its token can
+// start (its trigger) and moves on by one position elsewhere; the one-pass scanner
+// (ScanOnePass) calls the same steps at the same positions, found through a byte-class table.
+
+constexpr size_t kDateLen = 10;  // YYYY-MM-DD
+
+// A date at `i`: a digit not preceded by a word character, with i + 10 <= size (the trigger).
+// Returns where the date scanner goes on.
+size_t DateStep(std::string_view s, size_t i, const TokenSink& sink) {
   constexpr std::string_view kShape = "dddd-dd-dd";
+  bool match = true;
+  for (size_t k = 0; match && k < kShape.size(); ++k) {
+    match = kShape[k] == 'd' ? IsDigit(s[i + k]) : s[i + k] == '-';
+  }
+  const size_t end = i + kShape.size();
+  if (match && (end == s.size() || !IsDigit(s[end]))) {
+    sink(s.substr(i, kShape.size()));
+    return end;
+  }
+  return i + 1;
+}
+
+void ScanDates(std::string_view s, const TokenSink& sink) {
   size_t i = 0;
-  while (i + kShape.size() <= s.size()) {
-    bool match = IsDigit(s[i]) && !WordBefore(s, i);
-    for (size_t k = 0; match && k < kShape.size(); ++k) {
-      match = kShape[k] == 'd' ? IsDigit(s[i + k]) : s[i + k] == '-';
-    }
-    const size_t end = i + kShape.size();
-    if (match && (end == s.size() || !IsDigit(s[end]))) {
-      sink(s.substr(i, kShape.size()));
-      i = end;
-    } else {
-      ++i;
-    }
+  while (i + kDateLen <= s.size()) {
+    i = IsDigit(s[i]) && !WordBefore(s, i) ? DateStep(s, i, sink) : i + 1;
   }
 }
 
-void ScanUrls(std::string_view s, const TokenSink& sink) {
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t scheme = 0;
-    if ((s[i] == 'h' || s[i] == 'H') && !WordBefore(s, i)) {
-      if (StartsWithNoCase(s, i, "https://"))
-        scheme = 8;
-      else if (StartsWithNoCase(s, i, "http://"))
-        scheme = 7;
-    }
-    if (scheme == 0) {
-      ++i;
-      continue;
-    }
+// A URL at `i`: 'h' or 'H' not preceded by a word character (the trigger).
+size_t UrlStep(std::string_view s, size_t i, const TokenSink& sink) {
+  size_t scheme = 0;
+  if (StartsWithNoCase(s, i, "https://"))
+    scheme = 8;
+  else if (StartsWithNoCase(s, i, "http://"))
+    scheme = 7;
+  if (scheme == 0) return i + 1;
+  {
     size_t j = i + scheme;
     long parens = 0, brackets = 0;  // closers minus openers
     while (j < s.size()) {
@@ -203,7 +209,14 @@ void ScanUrls(std::string_view s, const TokenSink& sink) {
       }
     }
     if (end > i + scheme) sink(s.substr(i, end - i));
-    i = j;
+    return j;
+  }
+}
+
+void ScanUrls(std::string_view s, const TokenSink& sink) {
+  size_t i = 0;
+  while (i < s.size()) {
+    i = (s[i] == 'h' || s[i] == 'H') && !WordBefore(s, i) ? UrlStep(s, i, sink) : i + 1;
   }
 }
 
@@ -243,14 +256,11 @@ size_t QualifierStart(std::string_view s, size_t hash, bool bare) {
 // Claim and evidence refs: `#123`, `owner/name#123`, `PR#123`, `GH#123` (with `bare`, any
 // `name#123`: the evidence's `regex#123`), Jira style `ABC-123` (not the stop list),
 // `CVE-2026-25645` as one token.
-void ScanRefs(std::string_view s, const TokenSink& sink, bool bare = false) {
+// A ref at `i`: '#', or an uppercase letter (the trigger; only one at a word start that does
+// not follow '-' can start a ref, every other one is a step of one).
+size_t RefStep(std::string_view s, size_t i, const TokenSink& sink, bool bare) {
   const size_t n = s.size();
-  size_t i = 0;
-  while (i < n) {
-    if (s[i] != '#' && !IsUpper(s[i])) {
-      ++i;
-      continue;
-    }
+  {
     const bool boundary = !WordBefore(s, i);
     if (s[i] == '#') {
       size_t j = i + 1;
@@ -264,8 +274,7 @@ void ScanRefs(std::string_view s, const TokenSink& sink, bool bare = false) {
           }
         }
       }
-      i = std::max(j, i + 1);
-      continue;
+      return std::max(j, i + 1);
     }
     if (boundary && (i == 0 || s[i - 1] != '-')) {
       size_t j = i;
@@ -279,14 +288,17 @@ void ScanRefs(std::string_view s, const TokenSink& sink, bool bare = false) {
           while (k < n && IsDigit(s[k])) ++k;
         }
         if (k > j + 1 && !WordAt(s, k) && !IsStopPrefix(prefix)) sink(s.substr(i, k - i));
-        i = k;
-        continue;
+        return k;
       }
-      i = std::max(j, i + 1);
-      continue;
+      return std::max(j, i + 1);
     }
-    ++i;
+    return i + 1;
   }
+}
+
+void ScanRefs(std::string_view s, const TokenSink& sink, bool bare = false) {
+  size_t i = 0;
+  while (i < s.size()) i = s[i] == '#' || IsUpper(s[i]) ? RefStep(s, i, sink, bare) : i + 1;
 }
 
 // A UUID (8-4-4-4-12 hex digits) at `i`: one token, never a hash.
@@ -319,6 +331,71 @@ bool MarkedAsCommit(std::string_view s, size_t i, size_t j) {
   return false;
 }
 
+// --- the byte-class table of the one-pass scanner -------------------------------------------
+
+enum ByteClass : uint8_t {
+  kClassWord = 1,        // ASCII letter, digit or '_'
+  kClassHigh = 2,        // >= 0x80: decode to classify
+  kClassSharp = 4,       // '#'
+  kClassNotHex = 8,      // in a word, no hex digit: g-z, G-Z, '_' (and every non-ASCII char)
+  kClassDigit = 16,      // 0-9
+  kClassHexLetter = 32,  // a-f, A-F
+  kClassStarts = 64,     // at a word start, may begin a token: a digit, h H, A-Z, p P c C
+};
+
+constexpr std::array<uint8_t, 256> MakeClasses() {
+  std::array<uint8_t, 256> t{};
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    uint8_t k = 0;
+    if (b >= 0x80) k |= kClassHigh;
+    if (b < 0x80 && IsAsciiWord(c)) k |= kClassWord | (IsHex(c) ? 0 : kClassNotHex);
+    if (b < 0x80 && IsDigit(c)) k |= kClassDigit | kClassStarts;
+    if (b < 0x80 && IsHexLetter(c)) k |= kClassHexLetter;
+    if (b < 0x80 && (IsUpper(c) || c == 'h' || c == 'p' || c == 'c')) k |= kClassStarts;
+    if (c == '#') k |= kClassSharp;
+    t[static_cast<size_t>(b)] = k;
+  }
+  return t;
+}
+constexpr std::array<uint8_t, 256> kClasses = MakeClasses();
+
+inline uint8_t ClassOf(char c) { return kClasses[static_cast<unsigned char>(c)]; }
+
+// The end of the word that goes on at `j` (WordAt(s, j)), or-ing into `*classes` the classes
+// of its characters (a non-ASCII word character counts as kClassNotHex). Inline: the one-pass
+// scanner calls it once per word.
+inline size_t WordEnd(std::string_view s, size_t j, uint8_t* classes) {
+  const size_t n = s.size();
+  uint8_t seen = *classes;
+  for (;;) {
+    while (j < n && (ClassOf(s[j]) & kClassWord)) seen |= ClassOf(s[j++]);
+    if (j >= n || !(ClassOf(s[j]) & kClassHigh)) break;
+    uint32_t cp = 0;
+    const size_t len = Decode(s, j, &cp);
+    if (!IsWordCp(cp)) break;
+    seen |= kClassNotHex;
+    j += len;
+  }
+  *classes = seen;
+  return j;
+}
+
+// The hash step at the word [i, j) of `classes` (its start: the trigger of the hash scanner,
+// once the word is known to begin no UUID).
+void HashWord(std::string_view s, size_t i, size_t j, uint8_t classes, const TokenSink& sink) {
+  const size_t len = j - i;
+  if (!(classes & kClassNotHex) && (classes & kClassDigit) && len >= 7 && len <= 40 &&
+      ((classes & kClassHexLetter) || MarkedAsCommit(s, i, j))) {
+    sink(s.substr(i, len));
+  }
+}
+
+// A UUID starts at the word [i, j) of `classes`: 8 hex digits, then '-'... (cheap test first).
+bool UuidWord(std::string_view s, size_t i, size_t j, uint8_t classes) {
+  return j - i == 8 && !(classes & kClassNotHex) && j < s.size() && s[j] == '-' && UuidAt(s, i);
+}
+
 void ScanHashes(std::string_view s, const TokenSink& sink) {
   size_t i = 0;
   while (i < s.size()) {
@@ -326,30 +403,13 @@ void ScanHashes(std::string_view s, const TokenSink& sink) {
       i += CharLen(s, i);
       continue;
     }
-    if (UuidAt(s, i)) {
+    uint8_t classes = 0;
+    const size_t j = WordEnd(s, i, &classes);
+    if (UuidWord(s, i, j, classes)) {
       i += 36;
       continue;
     }
-    size_t j = i;
-    bool hex = true, digit = false, letter = false;
-    while (j < s.size()) {
-      const char c = s[j];
-      if (static_cast<unsigned char>(c) < 0x80) {
-        if (!IsAsciiWord(c)) break;
-        digit = digit || IsDigit(c);
-        letter = letter || IsHexLetter(c);
-        hex = hex && IsHex(c);
-        ++j;
-      } else {
-        if (!WordAt(s, j)) break;
-        hex = false;
-        j += CharLen(s, j);
-      }
-    }
-    const size_t len = j - i;
-    if (hex && digit && len >= 7 && len <= 40 && (letter || MarkedAsCommit(s, i, j))) {
-      sink(s.substr(i, len));
-    }
+    HashWord(s, i, j, classes, sink);
     i = j;
   }
 }
@@ -956,7 +1016,11 @@ std::string_view NormalUrl(std::string_view url) {
 
 // Evidence-only spellings of refs: `PR 12`, `PR #12`, `pull request 12`, and CVE ids written
 // `cve_2026_25645`, `CVE 2026 25645` (any case; separators '-', '_' or a space).
-void ScanEvidenceRefForms(std::string_view s, const std::function<void(std::string)>& sink) {
+using KeySink = std::function<void(std::string)>;
+
+// The evidence ref forms at `i`: 'p', 'P', 'c' or 'C' not preceded by a word character (the
+// trigger).
+void RefFormStep(std::string_view s, size_t i, const KeySink& sink) {
   const size_t n = s.size();
   auto digits_at = [&](size_t k, size_t* end) {
     size_t e = k;
@@ -965,9 +1029,7 @@ void ScanEvidenceRefForms(std::string_view s, const std::function<void(std::stri
     *end = e;
     return true;
   };
-  for (size_t i = 0; i < n; ++i) {
-    const char c = Lower(s[i]);
-    if ((c != 'p' && c != 'c') || WordBefore(s, i)) continue;
+  {
     size_t k = 0;
     if (StartsWithNoCase(s, i, "pr ") || StartsWithNoCase(s, i, "pull request ")) {
       k = i + (Lower(s[i + 1]) == 'r' ? 3 : 13);
@@ -979,12 +1041,78 @@ void ScanEvidenceRefForms(std::string_view s, const std::function<void(std::stri
       k = i + 4;
       size_t y = k;
       while (y < n && IsDigit(s[y])) ++y;
-      if (y - k != 4 || y + 1 >= n || !In(s[y], "-_ ")) continue;
+      if (y - k != 4 || y + 1 >= n || !In(s[y], "-_ ")) return;
       size_t e = 0;
       if (digits_at(y + 1, &e)) {
         sink("CVE-" + std::string(s.substr(k, 4)) + "-" + std::string(s.substr(y + 1, e - y - 1)));
       }
     }
+  }
+}
+
+// Where the one-pass scanner sends each kind (null: not scanned). With `bare`, refs are read as
+// the evidence writes them (`name#N`), and `form` receives the evidence-only ref spellings.
+struct OnePassSinks {
+  const TokenSink* date = nullptr;
+  const TokenSink* url = nullptr;
+  const TokenSink* ref = nullptr;
+  const TokenSink* hash = nullptr;
+  const KeySink* form = nullptr;
+  bool bare = false;
+};
+
+// Dates, URLs, refs, evidence ref forms and hashes in one pass over `s`: a 256-entry class
+// table finds the positions where a token can start — '#' and the starts of words (the
+// character before no word character; non-ASCII bytes decoded by the one UTF-8 decoder) —
+// and the step of each scanner runs there, each with its own resume point, exactly as its own
+// loop (ScanDates, ScanUrls, ScanRefs, ScanEvidenceRefForms, ScanHashes) would: every other
+// position is a step of one for each of them. Each kind's sink sees that scanner's tokens in
+// text order; kinds interleave by position.
+void ScanOnePass(std::string_view s, const OnePassSinks& to) {
+  const size_t n = s.size();
+  size_t date_at = 0, url_at = 0, ref_at = 0, hash_at = 0;  // each scanner's resume point
+  size_t i = 0;
+  while (i < n) {
+    const uint8_t cls = ClassOf(s[i]);
+    if (!(cls & (kClassWord | kClassHigh))) {
+      if ((cls & kClassSharp) && to.ref && i >= ref_at) ref_at = RefStep(s, i, *to.ref, to.bare);
+      ++i;
+      continue;
+    }
+    if (cls & kClassHigh) {
+      uint32_t cp = 0;
+      const size_t len = Decode(s, i, &cp);
+      if (!IsWordCp(cp)) {
+        i += len;
+        continue;
+      }
+    }
+    // A word starts at i: the character before it (if any) is no word character.
+    if (cls & kClassStarts) {
+      const char c = s[i];
+      if (IsDigit(c)) {
+        if (to.date && i >= date_at && i + kDateLen <= n) date_at = DateStep(s, i, *to.date);
+      } else if (IsUpper(c)) {
+        if (c == 'H' && to.url && i >= url_at) url_at = UrlStep(s, i, *to.url);
+        if (to.ref && i >= ref_at) ref_at = RefStep(s, i, *to.ref, to.bare);
+        if ((c == 'P' || c == 'C') && to.form) RefFormStep(s, i, *to.form);
+      } else if (c == 'h') {
+        if (to.url && i >= url_at) url_at = UrlStep(s, i, *to.url);
+      } else if (to.form) {  // 'p' or 'c'
+        RefFormStep(s, i, *to.form);
+      }
+    }
+    uint8_t classes = 0;
+    const size_t j = WordEnd(s, i, &classes);
+    if (to.hash && i >= hash_at) {
+      if (UuidWord(s, i, j, classes)) {
+        hash_at = i + 36;
+      } else {
+        HashWord(s, i, j, classes, *to.hash);
+        hash_at = j;
+      }
+    }
+    i = j;
   }
 }
 
@@ -1055,19 +1183,47 @@ class Matcher {
     pending_[static_cast<size_t>(need.space)].insert(need.key);
   }
 
+  // Dates, URLs, refs and hashes in one pass over each evidence text (ScanOnePass), a space
+  // dropping out at the next text once all its claim keys are found (reading stops when every
+  // space has); then the forge links' refs; then tags, paths, numbers and written dates, one
+  // scan each over the texts while they have keys left.
   void Run() {
-    for (size_t sp = 0; sp < static_cast<size_t>(Space::kCount); ++sp) {
-      if (pending_[sp].empty()) continue;
-      const Space space = static_cast<Space>(sp);
-      // The URL pass also gathers the forge links the ref space needs (one URL scan, not two);
-      // it then reads every text.
-      links_gathered_ = space == Space::kUrl && !pending_[static_cast<size_t>(Space::kRef)].empty();
+    auto pending = [&](Space space) -> KeySet& { return pending_[static_cast<size_t>(space)]; };
+    const bool refs = !pending(Space::kRef).empty();
+    const TokenSink date = [&](std::string_view t) { Hit(Space::kDate, t); };
+    bool url_space = false, ref_space = false;  // for the text being read
+    const TokenSink url = [&](std::string_view t) {
+      if (url_space) HitUrl(t);
+      if (ref_space) GatherLink(t);  // the forge links the ref space needs, from the same scan
+    };
+    const TokenSink ref = [&](std::string_view t) { HitRef(t); };
+    std::vector<std::string> forms;  // the text's ref forms, named after its refs (as before)
+    const KeySink form = [&](std::string key) {
+      auto& keys = pending(Space::kRef);
+      if (auto it = keys.find(key); it != keys.end()) keys.erase(it);
+      if (forms.size() < kMaxCandidates) forms.push_back(std::move(key));
+    };
+    const TokenSink hash = [&](std::string_view t) { HitHash(t); };
+    for (std::string_view text : evidence_) {
+      url_space = !pending(Space::kUrl).empty();
+      ref_space = !pending(Space::kRef).empty();
+      OnePassSinks to;
+      to.bare = true;
+      if (!pending(Space::kDate).empty()) to.date = &date;
+      if (url_space || ref_space) to.url = &url;
+      if (ref_space) to.ref = &ref, to.form = &form;
+      if (!pending(Space::kHash).empty()) to.hash = &hash;
+      if (!to.date && !to.url && !to.ref && !to.hash) break;
+      ScanOnePass(text, to);
+      for (const std::string& key : forms) Hit(Space::kRef, key);
+      forms.clear();
+    }
+    if (refs) ResolveForgeRefs();
+    for (Space space : {Space::kTag, Space::kPath, Space::kNumber, Space::kDateText}) {
       for (std::string_view text : evidence_) {
-        if (pending_[sp].empty() && !links_gathered_) break;
+        if (pending(space).empty()) break;
         ScanSpace(text, space);
       }
-      if (links_gathered_) links_ready_ = true;
-      if (space == Space::kRef) ResolveForgeRefs();
     }
   }
 
@@ -1165,45 +1321,51 @@ class Matcher {
     qualified_refs_.clear();
   }
 
+  // A ref of the evidence: `#N`, Jira refs and CVE ids are their own keys; a qualified one is
+  // keyed once the repository is known.
+  void HitRef(std::string_view t) {
+    const size_t hash = t.find('#');
+    if (hash == 0 || (hash == std::string_view::npos && t.substr(0, 3) != "GH-")) {
+      Hit(Space::kRef, t);
+    } else if (repo_) {
+      Hit(Space::kRef, RefKey(t, *repo_));
+    } else {
+      qualified_refs_.emplace_back(t);  // resolved once the repository is known
+    }
+  }
+
+  // A hash of the evidence grounds every claim key that is a prefix of it (any case).
+  void HitHash(std::string_view t) {
+    if (t.size() > 40) return;
+    char buf[40];
+    for (size_t k = 0; k < t.size(); ++k) buf[k] = Lower(t[k]);
+    const std::string_view lower(buf, t.size());
+    auto& pending = pending_[static_cast<size_t>(Space::kHash)];
+    for (size_t len : lengths_) {
+      if (len > lower.size() || pending.empty()) break;
+      if (auto it = pending.find(lower.substr(0, len)); it != pending.end()) pending.erase(it);
+    }
+    auto& cands = candidates_[static_cast<size_t>(Space::kHash)];
+    if (cands.size() < kMaxCandidates && cands.find(lower) == cands.end()) {
+      cands.emplace(std::string(lower), std::string(lower));
+    }
+  }
+
+  // A URL of the evidence, after NormalUrl; with its fragment dropped too.
+  void HitUrl(std::string_view url) {
+    const std::string_view normal = NormalUrl(url);
+    if (const size_t frag = normal.find('#'); frag != std::string_view::npos) {
+      std::string_view bare = normal.substr(0, frag);
+      while (!bare.empty() && (bare.back() == '/' || bare.back() == '.')) bare.remove_suffix(1);
+      auto& pending = pending_[static_cast<size_t>(Space::kUrl)];
+      if (auto it = pending.find(bare); it != pending.end()) pending.erase(it);
+    }
+    Hit(Space::kUrl, normal, url);
+  }
+
+  // The spaces ScanOnePass does not cover: tags, paths, numbers, written dates.
   void ScanSpace(std::string_view text, Space space) {
     switch (space) {
-      case Space::kDate:
-        return ScanDates(text, [&](std::string_view t) { Hit(space, t); });
-      case Space::kRef: {
-        ScanRefs(
-            text,
-            [&](std::string_view t) {
-              const size_t hash = t.find('#');
-              if (hash == 0 || (hash == std::string_view::npos && t.substr(0, 3) != "GH-")) {
-                Hit(space, t);  // `#N`, Jira refs and CVE ids are their own keys
-              } else if (repo_) {
-                Hit(space, RefKey(t, *repo_));
-              } else {
-                qualified_refs_.emplace_back(t);  // resolved once the repository is known
-              }
-            },
-            true);
-        ScanEvidenceRefForms(text, [&](std::string key) { Hit(space, key); });
-        if (!links_ready_) ScanUrls(text, [&](std::string_view url) { GatherLink(url); });
-        return;
-      }
-      case Space::kHash:
-        return ScanHashes(text, [&](std::string_view t) {
-          if (t.size() > 40) return;
-          char buf[40];
-          for (size_t k = 0; k < t.size(); ++k) buf[k] = Lower(t[k]);
-          const std::string_view lower(buf, t.size());
-          auto& pending = pending_[static_cast<size_t>(space)];
-          for (size_t len : lengths_) {
-            if (len > lower.size() || pending.empty()) break;
-            if (auto it = pending.find(lower.substr(0, len)); it != pending.end())
-              pending.erase(it);
-          }
-          auto& cands = candidates_[static_cast<size_t>(space)];
-          if (cands.size() < kMaxCandidates && cands.find(lower) == cands.end()) {
-            cands.emplace(std::string(lower), std::string(lower));
-          }
-        });
       case Space::kTag: {
         auto& pending = pending_[static_cast<size_t>(space)];
         for (auto it = pending.begin(); it != pending.end();) {
@@ -1222,19 +1384,6 @@ class Matcher {
         });
         return;
       }
-      case Space::kUrl:
-        return ScanUrls(text, [&](std::string_view url) {
-          const std::string_view normal = NormalUrl(url);
-          if (const size_t frag = normal.find('#'); frag != std::string_view::npos) {
-            std::string_view bare = normal.substr(0, frag);
-            while (!bare.empty() && (bare.back() == '/' || bare.back() == '.'))
-              bare.remove_suffix(1);
-            auto& pending = pending_[static_cast<size_t>(space)];
-            if (auto it = pending.find(bare); it != pending.end()) pending.erase(it);
-          }
-          Hit(space, normal, url);
-          if (links_gathered_) GatherLink(url);
-        });
       case Space::kPath:
         return ScanPaths(text, [&](std::string_view t) { Hit(space, t); });
       case Space::kNumber:
@@ -1242,7 +1391,7 @@ class Matcher {
       case Space::kDateText:
         return ScanDateTexts(text, true,
                              [&](std::string_view t) { Hit(space, Normal(Kind::kDateText, t)); });
-      case Space::kCount:
+      default:
         return;
     }
   }
@@ -1255,8 +1404,6 @@ class Matcher {
   const std::vector<std::string_view>& evidence_;
   std::optional<Repo> repo_;
   bool inferred_ = false;
-  bool links_gathered_ = false;  // the URL pass is gathering forge links for the ref space
-  bool links_ready_ = false;     // it has: the ref space need not scan URLs again
   std::set<size_t> lengths_;
   std::set<std::string> seen_repos_;                             // forge links' repositories
   std::vector<std::pair<std::string, std::string>> forge_refs_;  // (repository, N)
@@ -1471,6 +1618,21 @@ std::vector<std::string> ExtractTokens(std::string_view text, std::string_view k
   return tokens;
 }
 
+std::array<std::vector<std::string>, 4> ExtractDefaultTokensOnePass(std::string_view text) {
+  std::array<std::vector<std::string>, 4> tokens;
+  auto into = [&tokens](size_t k) -> TokenSink {
+    return [&tokens, k](std::string_view token) { tokens[k].emplace_back(token); };
+  };
+  const TokenSink date = into(0), url = into(1), ref = into(2), hash = into(3);
+  OnePassSinks to;
+  to.date = &date;
+  to.url = &url;
+  to.ref = &ref;
+  to.hash = &hash;
+  ScanOnePass(text, to);
+  return tokens;
+}
+
 GroundingResult Ground(std::string_view claim, const std::vector<std::string_view>& evidence,
                        const std::vector<std::string>& kinds, GroundingMode mode,
                        std::string_view repo) {
@@ -1518,15 +1680,40 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
   };
   Matcher matcher(evidence, repo);
   std::vector<Token> tokens;
+  // The claim's dates, URLs, refs and hashes in one pass (the same tokens as each kind's scan).
+  using FirstOffsets = std::map<std::string, size_t, std::less<>>;  // token → first offset
+  std::array<FirstOffsets, 4> one_pass;                             // date, url, ref, hash
+  {
+    auto sink = [&](FirstOffsets& first) {
+      return [&claim, &first](std::string_view token) {
+        first.try_emplace(std::string(token), static_cast<size_t>(token.data() - claim.data()));
+      };
+    };
+    const TokenSink date = sink(one_pass[0]), url = sink(one_pass[1]), ref = sink(one_pass[2]),
+                    hash = sink(one_pass[3]);
+    OnePassSinks to;
+    for (const std::string& name : kinds) {
+      const Kind kind = KindOf(name);
+      if (kind == Kind::kDate) to.date = &date;
+      if (kind == Kind::kUrl) to.url = &url;
+      if (kind == Kind::kRef) to.ref = &ref;
+      if (kind == Kind::kHash) to.hash = &hash;
+    }
+    if (to.date || to.url || to.ref || to.hash) ScanOnePass(claim, to);
+  }
   for (const std::string& name : kinds) {
     const Kind kind = KindOf(name);
     if (kind == Kind::kUnknown) continue;
     if (std::find(done.begin(), done.end(), name) != done.end()) continue;
     done.push_back(name);
-    std::map<std::string, size_t, std::less<>> first;  // token → first offset, sorted bytewise
-    Scan(claim, kind, mode, false, [&](std::string_view token) {
-      first.try_emplace(std::string(token), static_cast<size_t>(token.data() - claim.data()));
-    });
+    FirstOffsets first;  // sorted bytewise
+    if (kind == Kind::kDate || kind == Kind::kUrl || kind == Kind::kRef || kind == Kind::kHash) {
+      first = std::move(one_pass[static_cast<size_t>(kind)]);
+    } else {
+      Scan(claim, kind, mode, false, [&](std::string_view token) {
+        first.try_emplace(std::string(token), static_cast<size_t>(token.data() - claim.data()));
+      });
+    }
     result.checked += first.size();
     for (auto& [text, offset] : first) {
       Token token{name, text, offset, NeedsOf(kind, text, matcher)};

@@ -51,6 +51,7 @@
 // the word "commit" or a `[…](…/commit/…)` link is a hash; a UUID is never one.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -83,6 +84,12 @@ Result<std::vector<std::string>> ParseTokenKinds(std::string_view csv);
 /// `findall` of that kind (URLs with trailing .,;:!? stripped).
 std::vector<std::string> ExtractTokens(std::string_view text, std::string_view kind,
                                        GroundingMode mode = GroundingMode::kStrict);
+
+/// The tokens of date, url, ref and hash (index 0-3, that order) in `text`, found in one
+/// table-driven pass: the scanner Ground runs over the claim and (with the evidence's ref
+/// spellings) over the evidence. For each kind the list equals ExtractTokens(text, kind) in
+/// kStrict mode, in text order (the contract its differential test holds it to).
+std::array<std::vector<std::string>, 4> ExtractDefaultTokensOnePass(std::string_view text);
 
 /// One ungrounded claim token. `line` and `column` (1-based, columns in characters) give its
 /// first occurrence in the claim, and `nearest` the closest evidence item of the same space
