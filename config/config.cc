@@ -18,6 +18,8 @@
 #include <utility>
 
 #include "host/os.h"
+#include "host/terminal.h"
+#include "host/utf8.h"
 #include "host/yaml_schema.h"
 #include "reports/sha256.h"
 
@@ -144,26 +146,7 @@ struct Entry {
 /// One problem per line, whatever the file contains: control characters copied from keys,
 /// values or parser messages are shown escaped (`\n`, `\x00`), so no key can forge a second
 /// problem line (found by tests/fuzz/config_fuzz.cc).
-std::string Printable(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
+std::string Printable(const std::string& text) { return TerminalLine(text); }
 
 /// Collects every problem of one file as `<file>:<line>:<col>: <item>: <message>` lines.
 class Problems {
@@ -994,7 +977,55 @@ std::optional<YAML::Mark> SecondDocument(const std::string& text) {
   return second.start;
 }
 
+// The first byte that is not UTF-8, as `<file>:L:C: …` (YAML 1.2 streams are Unicode; a
+// Latin-1 byte would otherwise reach prompts and the ledger as U+FFFD), or "".
+std::string NotUtf8(const std::string& text, const std::string& file) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < text.size();) {
+    Utf8Step step = DecodeUtf8At(text, i);
+    if (!step.valid) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[i]));
+      return file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": byte " + byte +
+             " is not UTF-8; the config file must be UTF-8 text (re-save it as UTF-8)";
+    }
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+    i += step.length;
+  }
+  return "";
+}
+
+// Each line whose indentation holds a tab, as `<file>:L:C: …` at the first tab. Only asked
+// when the parser failed: a tab after the indentation of a block scalar line is content.
+std::vector<std::string> TabIndents(const std::string& text, const std::string& file) {
+  std::vector<std::string> out;
+  size_t line = 1;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view l(text.data() + start, end - start);
+    const size_t content = l.find_first_not_of(" \t");
+    const size_t tab = l.find('\t');
+    if (content != std::string_view::npos && tab < content && l[content] != '#' &&
+        l[content] != '\r') {
+      out.push_back(file + ":" + std::to_string(line) + ":" + std::to_string(tab + 1) +
+                    ": tabs are not allowed in YAML indentation; indent with spaces");
+    }
+    ++line;
+    start = end + 1;
+  }
+  return out;
+}
+
 Result<GateConfig> LoadConfigText(const std::string& text, const std::string& file) {
+  if (std::string bad = NotUtf8(text, file); !bad.empty()) {
+    return Status::Error("config", Printable(bad));
+  }
   Loader loader(file);
   GateConfig config;
   config.file = file;
@@ -1008,7 +1039,9 @@ Result<GateConfig> LoadConfigText(const std::string& text, const std::string& fi
     } catch (const YAML::ParserException& e) {
       Problems syntax(file);
       syntax.AddAt(e.mark, "", e.msg);
-      return Status::Error("config", syntax.Joined());
+      std::string joined;
+      for (const std::string& tab : TabIndents(text, file)) joined += Printable(tab) + "\n";
+      return Status::Error("config", joined + syntax.Joined());
     }
     if (!top.IsDefined() || (top.IsNull() && !second)) {
       return Status::Error("config", file + ":1:1: the file is empty; add a plugins: list");
@@ -1063,10 +1096,6 @@ std::vector<std::string> ConfigWarnings(const GateConfig& config) {
         }
       }
       if (!can_fire) out.push_back(where + " is never a legal move, so this check never runs");
-      if (config.FindProvider(edge.provider)) continue;
-      out.push_back("plugins[" + std::to_string(i) + "](" + plugin.id +
-                    "): " + EdgeItem(edge.edge.Name()) + ".provider " + Quote(edge.provider) +
-                    " is not defined under providers; moves on this edge will fail closed");
     }
   }
   return out;

@@ -245,6 +245,11 @@ std::string AgentGate::Explain(const Attempt& attempt) {
     return "edge " + edge.Name() + " is not configured: delegates to the next policy";
   std::string out = "edge " + edge.Name() + " is configured: provider \"" + configured->provider +
                     "\", checkTimeoutMs " + std::to_string(config_.check_timeout_ms) + "\n";
+  if (!checker_.Provider(configured->provider)) {
+    out += "provider \"" + configured->provider +
+           "\" is not defined under providers: this check would fail closed (see devflow-gate "
+           "config check)\n";
+  }
   Result<Card> card = read_card_(attempt.root, attempt.id);
   if (!card.ok()) return out + "the card cannot be read: " + card.status().message();
   Result<Collected> collected = CollectInputs(*card, *configured, fs_);

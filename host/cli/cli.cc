@@ -21,6 +21,7 @@
 #include "checker/grounding_checker.h"
 #include "checker/subprocess.h"
 #include "config/config.h"
+#include "host/cli/config_check.h"
 #include "host/cli/elapsed.h"
 #include "host/cli/operator_cli.h"
 #include "host/deployment/check_budget.h"
@@ -427,6 +428,10 @@ int ConfigCheck(const Globals& g, bool json) {
     std::string problem = checker.SandboxProblem(p);
     if (!problem.empty()) errors.push_back(file + ": providers." + p.name + ": " + problem);
   }
+  // What loads but fails later (issue 10 item 12, host/cli/config_check.h).
+  ConfigUseFindings use = CheckConfigUse(*config, root, ProgramSearchPath(), RealFileSystem());
+  for (std::string& e : use.errors) errors.push_back(file + ": " + std::move(e));
+  for (std::string& w : use.warnings) warnings.push_back(std::move(w));
   if (json) {
     ojson j;
     j["ok"] = errors.empty();
@@ -455,8 +460,8 @@ int ConfigCheck(const Globals& g, bool json) {
               << (p.builtin ? "builtin " + *p.builtin : "command " + p.command.front())
               << ", sandbox " << checker.SandboxLevel(p) << (p.network ? ", network" : "") << "\n";
   }
-  for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
-  for (const auto& e : errors) std::cerr << "error: " << e << "\n";
+  for (const auto& w : warnings) std::cout << "warning: " << Terminal(w) << "\n";
+  for (const auto& e : errors) std::cerr << "error: " << Terminal(e) << "\n";
   return errors.empty() ? kExitOk : kExitUsage;
 }
 

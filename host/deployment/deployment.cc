@@ -64,10 +64,13 @@ MoveOutcome Crashed(Deployment& d, const MoveRequest& request,
 Result<GateConfig> LoadPinnedConfig(const std::string& file, const std::string& root) {
   Result<GateConfig> config = LoadConfigFile(file);
   if (!config.ok()) return config;
-  const char* path = std::getenv("PATH");
-  ResolveProviderPrograms(*config, ParentPath(root),
-                          path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+  ResolveProviderPrograms(*config, ParentPath(root), ProgramSearchPath());
   return config;
+}
+
+std::string ProgramSearchPath() {
+  const char* path = std::getenv("PATH");
+  return path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
 }
 
 DecisionIdentity IdentityOf(const Deployment& d) {

@@ -55,6 +55,10 @@ struct DeploymentOptions {
 /// as it is at load time; issue 7 item 8). Errors: LoadConfigFile's.
 Result<GateConfig> LoadPinnedConfig(const std::string& file, const std::string& root);
 
+/// The search path provider programs are resolved on: $PATH, or "/usr/local/bin:/usr/bin:/bin"
+/// when it is unset or empty.
+std::string ProgramSearchPath();
+
 /// What every decision row of this deployment names: the config file, its SHA-256 and each
 /// provider's program (host/decision_ledger.h).
 DecisionIdentity IdentityOf(const Deployment& d);

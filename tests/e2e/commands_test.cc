@@ -68,34 +68,37 @@ TEST_CASE("artifact add stores the file as artifacts/<rev>-<kind>.md and journal
   CHECK(shown.out.find("  artifacts:\n    r2 design artifacts/2-design.md\n") != std::string::npos);
 }
 
-TEST_CASE("config check accepts the file and warns about an undefined provider") {
+TEST_CASE("config check refuses an undefined provider, and the move it names fails closed") {
   GateYaml yaml;
   yaml.command = {Fixture("checkers/allow.sh")};
   yaml.provider = "ghost";
   Workspace ws(yaml.Text());
-  const std::string warning =
-      "plugins[0](devflow-agent-gate): edges[\"designing->ready\"].provider \"ghost\" is not "
-      "defined under providers; moves on this edge will fail closed";
+  const std::string error =
+      ws / "devflow-gate.yaml" +
+      ": plugins[0](devflow-agent-gate): edges[\"designing->ready\"].provider \"ghost\" is not "
+      "defined under providers; moves on this edge will fail closed; define it under providers "
+      "or fix the name";
   auto r = ws.Gate({"config", "check"});
-  CHECK(r.exit_code == 0);
-  CHECK(r.out.rfind(
-            ws / "devflow-gate.yaml" + ": ok\n  waterfall: devflow-agent-gate\n  providers:", 0) ==
-        0);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.rfind(ws / "devflow-gate.yaml" +
+                        ": not usable\n  waterfall: devflow-agent-gate\n  providers:",
+                    0) == 0);
   CHECK(r.out.find("checker") != std::string::npos);
-  CHECK(r.out.find("warning: " + warning + "\n") != std::string::npos);
+  CHECK(r.err == "error: " + error + "\n");
   auto j = ws.Gate({"config", "check", "--json"});
-  CHECK(j.exit_code == 0);
+  CHECK(j.exit_code == 2);
   auto parsed = nlohmann::json::parse(j.out);
-  CHECK(parsed["ok"] == true);
+  CHECK(parsed["ok"] == false);
+  CHECK(parsed["problems"] == nlohmann::json::array({error}));
   // The config in the workspace is a trust warning of its own (tests/config/trust_test.cc).
   const std::string trust = "the config file " + ws / "devflow-gate.yaml" +
                             " lies inside the workspace " + ws.path() +
                             ", which the judged agent can write: it can change what decides its "
                             "own moves; keep it outside (pass --config FILE or set "
                             "DEVFLOW_GATE_CONFIG; docs/security.md)";
-  CHECK(parsed["warnings"] == nlohmann::json::array({warning, trust}));
+  CHECK(parsed["warnings"] == nlohmann::json::array({trust}));
 
-  // And the move it warned about fails closed at check time.
+  // And the move it names fails closed at check time (the load accepts the file).
   ws.CardInDesigning();
   auto moved = ws.Gate({"move", ws.card(), "ready"});
   CHECK(moved.exit_code == 3);

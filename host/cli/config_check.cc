@@ -1,0 +1,104 @@
+#include "host/cli/config_check.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "checker/grounding.h"
+#include "reports/gate_layout.h"
+
+namespace devflow {
+namespace {
+
+std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
+// "" when `program` (absolute after LoadPinnedConfig, or bare when PATH had no such name) can
+// be run, else why not.
+std::string ProgramProblem(const std::string& program, const std::string& search_path,
+                           FileSystem& fs) {
+  if (program.empty()) return "has an empty command[0]";
+  if (program.front() != '/') {
+    return "program " + Quote(program) + " is not on PATH (" + search_path + ")";
+  }
+  Result<FileKind> kind = fs.Kind(program);
+  if (!kind.ok()) return "program " + program + " cannot be checked: " + kind.status().message();
+  if (*kind == FileKind::kNone) return "program " + program + " does not exist";
+  if (*kind == FileKind::kDir) return "program " + program + " is a directory";
+  if (::access(program.c_str(), X_OK) != 0) {
+    return "program " + program + " cannot be run: " + std::strerror(errno);
+  }
+  return "";
+}
+
+void CheckDir(const std::string& where, const char* key, const std::optional<std::string>& written,
+              const std::string& resolved, const std::string& workspace, FileSystem& fs,
+              ConfigUseFindings& out) {
+  if (!written || resolved.empty()) return;
+  const std::string item = where + ": " + key + " " + Quote(*written);
+  const bool inside = resolved == workspace || resolved.rfind(workspace + "/", 0) == 0;
+  if (!inside) {
+    out.warnings.push_back(item + " resolves to " + resolved + ", outside the workspace " +
+                           workspace + "; relative paths resolve against the workspace, so a " +
+                           "path meant to be in it should be relative");
+  }
+  Result<std::optional<std::string>> link = SymlinkOnPath(fs, workspace, resolved);
+  if (!link.ok()) {
+    out.errors.push_back(item + " cannot be checked: " + link.status().message());
+  } else if (*link) {
+    out.errors.push_back(
+        item + " goes through the symlink " + **link + "; the gate " +
+        (std::string(key) == "reportDir" ? "writes no veto report" : "does not cache") +
+        " through a symlink; point " + key + " at a real directory");
+  }
+}
+
+}  // namespace
+
+ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& root,
+                                 const std::string& search_path, FileSystem& fs) {
+  ConfigUseFindings out;
+  const std::string workspace = ParentPath(root);
+  for (const ProviderConfig& p : config.providers) {
+    if (p.builtin || p.command.empty()) continue;
+    std::string problem = ProgramProblem(p.command.front(), search_path, fs);
+    if (problem.empty()) continue;
+    out.errors.push_back("providers." + p.name + ": " + problem +
+                         "; every check by this provider would fail closed; install it or fix "
+                         "providers." +
+                         p.name + ".command");
+  }
+  for (size_t i = 0; i < config.plugins.size(); ++i) {
+    const PluginConfig& plugin = config.plugins[i];
+    const std::string where = "plugins[" + std::to_string(i) + "](" + plugin.id + ")";
+    if (plugin.agent) {
+      for (const AgentEdgeConfig& edge : plugin.agent->edges) {
+        if (config.FindProvider(edge.provider)) continue;
+        out.errors.push_back(where + ": edges[\"" + edge.edge.Name() + "\"].provider " +
+                             Quote(edge.provider) +
+                             " is not defined under providers; moves on this edge will fail "
+                             "closed; define it under providers or fix the name");
+      }
+      CheckDir(where, "reportDir", plugin.agent->report_dir, AgentReportDir(*plugin.agent, root),
+               workspace, fs, out);
+      CheckDir(where, "verdictCacheDir", plugin.agent->verdict_cache_dir,
+               AgentCacheDir(*plugin.agent, root), workspace, fs, out);
+    }
+    if (plugin.grounding) {
+      for (const GroundingEdgeConfig& edge : plugin.grounding->edges) {
+        const auto& patterns = edge.options.require;
+        for (size_t j = 0; j < patterns.size(); ++j) {
+          Status bad = CheckRequirePatterns({patterns[j]});
+          if (bad.ok()) continue;
+          out.errors.push_back(where + ": edges[\"" + edge.edge.Name() + "\"].require[" +
+                               std::to_string(j) + "]: " + bad.message() +
+                               "; every move on this edge would fail closed (RE2 syntax: no "
+                               "backreferences or lookarounds)");
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace devflow

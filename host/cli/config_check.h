@@ -1,0 +1,34 @@
+// What `devflow-gate config check` finds beyond the load (issue 10 item 12): problems the
+// config file parses past but that would make moves fail later — an agent edge naming a
+// provider `providers` does not define, a provider program that cannot be found or run, a `require:` pattern RE2 rejects, a reportDir or verdictCacheDir
+// through a symlink — and dirs that resolve outside the workspace. Nothing is written or run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "host/os.h"
+
+namespace devflow {
+
+struct ConfigUseFindings {
+  /// Each would fail moves later: `config check` exits 2. One line each, naming the item, the
+  /// path or pattern, what fails and the fix, e.g.
+  /// `providers.claude: program "claude" is not on PATH (/usr/bin:/bin); every check by this
+  /// provider would fail closed; install it or give its absolute path in
+  /// providers.claude.command`.
+  std::vector<std::string> errors;
+  /// Worth knowing, not failing: `plugins[1](devflow-agent-gate): reportDir "/srv/r" resolves
+  /// to /srv/r, outside the workspace /w; …`.
+  std::vector<std::string> warnings;
+};
+
+/// `config` as LoadPinnedConfig loaded it for `root` (programs already resolved against
+/// `search_path` and the workspace, the parent of `root`). Programs are checked with
+/// access(2) X_OK on a regular file; dirs with SymlinkOnPath (the gate's own rule); patterns
+/// with checker/grounding.h CheckRequirePatterns (the gate's own compile).
+ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& root,
+                                 const std::string& search_path, FileSystem& fs);
+
+}  // namespace devflow

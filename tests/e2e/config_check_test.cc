@@ -1,0 +1,122 @@
+// `config check` finds what loads but fails later (issue 10 item 12, host/cli/config_check.h):
+// the exact lines an operator reads, and the exit code 2.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "e2e/workspace.h"
+
+namespace devflow::e2e {
+namespace {
+
+const std::map<std::string, std::string> kPath = {{"PATH", "/usr/bin:/bin"}};
+
+TEST_CASE("config check says tabs are not allowed in YAML indentation, at the tab") {
+  Workspace ws("plugins:\n\t- id: devflow-artifact-gate\n");
+  auto r = ws.Gate({"config", "check"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "");
+  const std::string file = ws / "devflow-gate.yaml";
+  CHECK(r.err == file + ":2:1: tabs are not allowed in YAML indentation; indent with spaces\n" +
+                     file + ":2:2: illegal block entry\n");
+}
+
+TEST_CASE("config check refuses a byte that is not UTF-8, at its line and column") {
+  Workspace ws("plugins: []\n# caf\xe9\n");
+  auto r = ws.Gate({"config", "check"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == ws / "devflow-gate.yaml" +
+                     ":2:6: byte 0xe9 is not UTF-8; the config file must be UTF-8 text (re-save "
+                     "it as UTF-8)\n");
+  // A move loads the same config: it refuses it the same way, before any policy runs.
+  auto moved = ws.Gate({"card", "list"});
+  CHECK(moved.exit_code == 2);
+}
+
+TEST_CASE(
+    "config check names a missing or unrunnable program, an undefined provider, a dir through "
+    "a symlink and a require pattern RE2 rejects") {
+  Workspace ws(
+      "providers:\n"
+      "  missing: {command: [no-such-checker-program]}\n"
+      "  unrunnable: {command: [./not-executable.sh]}\n"
+      "  ok: {command: [/bin/true]}\n"
+      "plugins:\n"
+      "  - id: devflow-agent-gate\n"
+      "    config:\n"
+      "      edges:\n"
+      "        'designing->ready': {provider: ghost, inputs: [prd], prompt: p}\n"
+      "      reportDir: /srv/devflow-reports\n"
+      "      verdictCacheDir: linked/cache\n"
+      "  - id: devflow-grounding-gate\n"
+      "    config:\n"
+      "      edges:\n"
+      "        'designing->ready': {claim: design, require: ['(unclosed', 'REQ-\\d+', "
+      "'(?=x)']}\n");
+  test::Spit(ws / "not-executable.sh", "#!/bin/sh\n");
+  std::filesystem::create_directories(ws / "real");
+  std::filesystem::create_directory_symlink(ws / "real", ws / "linked");
+  auto r = ws.Gate({"config", "check"}, kPath);
+  CHECK(r.exit_code == 2);
+  const std::string file = ws / "devflow-gate.yaml";
+  CHECK(r.err ==
+        "error: " + file +
+            ": providers.missing: program \"no-such-checker-program\" is not on PATH "
+            "(/usr/bin:/bin); every check by this provider would fail closed; install it or fix "
+            "providers.missing.command\n"
+            "error: " +
+            file + ": providers.unrunnable: program " + ws / "not-executable.sh" +
+            " cannot be run: Permission denied; every check by this provider would fail "
+            "closed; install it or fix providers.unrunnable.command\n"
+            "error: " +
+            file +
+            ": plugins[0](devflow-agent-gate): edges[\"designing->ready\"].provider \"ghost\" is "
+            "not defined under providers; moves on this edge will fail closed; define it under "
+            "providers or fix the name\n"
+            "error: " +
+            file +
+            ": plugins[0](devflow-agent-gate): verdictCacheDir \"linked/cache\" goes through the "
+            "symlink " +
+            ws / "linked" +
+            "; the gate does not cache through a symlink; point verdictCacheDir at a real "
+            "directory\n"
+            "error: " +
+            file +
+            ": plugins[1](devflow-grounding-gate): edges[\"designing->ready\"].require[0]: bad "
+            "--require regex '(unclosed': missing ): (unclosed; every move on this edge would "
+            "fail closed (RE2 syntax: no backreferences or lookarounds)\n"
+            "error: " +
+            file +
+            ": plugins[1](devflow-grounding-gate): edges[\"designing->ready\"].require[2]: bad "
+            "--require regex '(?=x)': invalid perl operator: (?=; every move on this edge would "
+            "fail closed (RE2 syntax: no backreferences or lookarounds)\n");
+  CHECK(r.out.rfind(file + ": not usable\n", 0) == 0);
+  CHECK(r.out.find("warning: plugins[0](devflow-agent-gate): reportDir \"/srv/devflow-reports\" "
+                   "resolves to /srv/devflow-reports, outside the workspace " +
+                   ws.path() +
+                   "; relative paths resolve against the workspace, so a path meant to be in it "
+                   "should be relative\n") != std::string::npos);
+  auto j = ws.Gate({"config", "check", "--json"}, kPath);
+  CHECK(j.exit_code == 2);
+  auto parsed = nlohmann::json::parse(j.out);
+  CHECK(parsed["ok"] == false);
+  CHECK(parsed["problems"].size() == 6);
+}
+
+TEST_CASE("move --explain names a provider that is not defined") {
+  GateYaml yaml;
+  yaml.command = {Fixture("checkers/allow.sh")};
+  yaml.provider = "ghost";
+  Workspace ws(yaml.Text());
+  ws.CardInDesigning();
+  auto r = ws.Gate({"move", ws.card(), "ready", "--explain"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("edge designing->ready is configured: provider \"ghost\", checkTimeoutMs "
+                   "20000\nprovider \"ghost\" is not defined under providers: this check would "
+                   "fail closed (see devflow-gate config check)\n") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace devflow::e2e
