@@ -270,8 +270,9 @@ Result<int> AddPathRule(int ruleset_fd, const std::string& path, uint64_t allowe
   return 0;
 }
 
-// The seccomp program as raw sock_filter words, built with libseccomp in the host.
-Result<std::vector<uint64_t>> BuildSeccompFilter(bool network) {
+// The seccomp program as raw sock_filter words in a memfd (O_CLOEXEC), built with libseccomp
+// in the host; the reaper reads it back before it forks the checker.
+Result<int> BuildSeccompFilter(bool network) {
   scmp_filter_ctx ctx = ::seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) return SandboxError("seccomp_init", ENOMEM);
   struct Release {
@@ -293,16 +294,12 @@ Result<std::vector<uint64_t>> BuildSeccompFilter(bool network) {
     return SandboxError("seccomp_export_bpf", -rc);
   }
   off_t size = ::lseek(fd, 0, SEEK_END);
-  if (size <= 0 || size % sizeof(sock_filter) != 0) {
+  if (size <= 0 || size % sizeof(sock_filter) != 0 ||
+      size > static_cast<off_t>(BPF_MAXINSNS * sizeof(sock_filter))) {
     ::close(fd);
     return SandboxError("seccomp_export_bpf", EINVAL);
   }
-  std::vector<uint64_t> words(static_cast<size_t>(size) / sizeof(sock_filter));
-  ssize_t n = ::pread(fd, words.data(), static_cast<size_t>(size), 0);
-  int err = errno;
-  ::close(fd);
-  if (n != size) return SandboxError("read seccomp filter", n < 0 ? err : EIO);
-  return words;
+  return fd;
 }
 
 }  // namespace
@@ -381,20 +378,22 @@ ResourceLimits LimitsFor(int64_t timeout_ms, int64_t cpu_override_s, int64_t fil
 ChildConfinement::ChildConfinement(ChildConfinement&& other) noexcept
     : limits_(other.limits_),
       ruleset_fd_(std::exchange(other.ruleset_fd_, -1)),
-      filter_(std::move(other.filter_)) {}
+      filter_fd_(std::exchange(other.filter_fd_, -1)) {}
 
 ChildConfinement& ChildConfinement::operator=(ChildConfinement&& other) noexcept {
   if (this != &other) {
     if (ruleset_fd_ >= 0) ::close(ruleset_fd_);
+    if (filter_fd_ >= 0) ::close(filter_fd_);
     limits_ = other.limits_;
     ruleset_fd_ = std::exchange(other.ruleset_fd_, -1);
-    filter_ = std::move(other.filter_);
+    filter_fd_ = std::exchange(other.filter_fd_, -1);
   }
   return *this;
 }
 
 ChildConfinement::~ChildConfinement() {
   if (ruleset_fd_ >= 0) ::close(ruleset_fd_);
+  if (filter_fd_ >= 0) ::close(filter_fd_);
 }
 
 ChildConfinement ChildConfinement::LimitsOnly(const ResourceLimits& limits) {
@@ -433,73 +432,8 @@ Result<ChildConfinement> ChildConfinement::Landlock(const ResourceLimits& limits
 
   auto filter = BuildSeccompFilter(network);
   if (!filter.ok()) return filter.status();
-  c.filter_ = std::move(*filter);
+  c.filter_fd_ = *filter;
   return c;
-}
-
-namespace {
-
-// Every capability gone for good (async-signal-safe: raw prctl/capget/capset). Without
-// CAP_SYS_PTRACE, and with permitted caps that are not a superset of the target's, the kernel
-// refuses /proc/<pid>/environ, /proc/<pid>/mem and ptrace of every process that is
-// non-dumpable (the host) or holds capabilities (root's processes), measured on this machine;
-// NO_NEW_PRIVS (set before) keeps exec from granting them back, even to uid 0.
-int DropAllCapabilities() {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capget, &header, data) != 0) return errno;
-  bool any = false;
-  for (const auto& d : data) any = any || d.effective || d.permitted || d.inheritable;
-  if (any) {
-    for (int cap = 0; cap < 64; ++cap) {
-      // EINVAL: beyond this kernel's last capability. EPERM: no CAP_SETPCAP left to drop it
-      // with, which only happens to an already capability-less process (checked below).
-      if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM) {
-        return errno;
-      }
-    }
-  }
-  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
-    return errno;
-  }
-  __user_cap_data_struct none[2] = {};
-  header = {_LINUX_CAPABILITY_VERSION_3, 0};
-  if (::syscall(SYS_capset, &header, none) != 0) return errno;
-  return 0;
-}
-
-}  // namespace
-
-int ChildConfinement::ApplyInChild() const {
-  // Never above the inherited hard limit (raising it would fail without privilege).
-  auto limit = [](int resource, uint64_t soft, uint64_t hard) {
-    struct rlimit rl {};
-    if (::getrlimit(resource, &rl) != 0) return errno;
-    rlim_t ceiling = rl.rlim_max;
-    rl.rlim_max = std::min(static_cast<rlim_t>(hard), ceiling);
-    rl.rlim_cur = std::min(static_cast<rlim_t>(soft), rl.rlim_max);
-    return ::setrlimit(resource, &rl) == 0 ? 0 : errno;
-  };
-  int err = 0;
-  if (limits_.cpu_soft_s > 0 && (err = limit(RLIMIT_CPU, limits_.cpu_soft_s, limits_.cpu_hard_s)))
-    return err;
-  if (limits_.file_bytes > 0 && (err = limit(RLIMIT_FSIZE, limits_.file_bytes, limits_.file_bytes)))
-    return err;
-  if (limits_.open_files > 0 &&
-      (err = limit(RLIMIT_NOFILE, limits_.open_files, limits_.open_files)))
-    return err;
-  if (ruleset_fd_ < 0 && filter_.empty()) return 0;
-
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
-  if (int cap_err = DropAllCapabilities()) return cap_err;
-  if (ruleset_fd_ >= 0 && ::syscall(__NR_landlock_restrict_self, ruleset_fd_, 0) != 0) return errno;
-  if (!filter_.empty()) {
-    sock_fprog prog{};
-    prog.len = static_cast<unsigned short>(filter_.size());
-    prog.filter = reinterpret_cast<sock_filter*>(const_cast<uint64_t*>(filter_.data()));
-    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) return errno;
-  }
-  return 0;
 }
 
 }  // namespace devflow

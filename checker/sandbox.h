@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "checker/confinement.h"
 #include "host/status.h"
 
 namespace devflow {
@@ -87,23 +88,16 @@ struct BwrapSpec {
 /// the checker's environment stays exactly the SPEC §5 one.
 std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std::string>& command);
 
-/// Resource limits of a checker (setrlimit values). RLIMIT_AS is deliberately not set: JIT
-/// runtimes reserve huge address ranges (cpp-notes §3).
-struct ResourceLimits {
-  uint64_t cpu_soft_s = 0;  // RLIMIT_CPU soft (SIGXCPU), seconds of CPU time
-  uint64_t cpu_hard_s = 0;  // RLIMIT_CPU hard (SIGKILL) = soft + 1
-  uint64_t file_bytes = 0;  // RLIMIT_FSIZE: largest file the checker may write (SIGXFSZ)
-  uint64_t open_files = 0;  // RLIMIT_NOFILE
-};
-
 /// Limits for a check with wall-clock deadline `timeout_ms`: CPU soft = ceil(timeout s) + 1,
 /// unless `cpu_override_s` > 0, which replaces it (tests); hard = soft + 1.
 ResourceLimits LimitsFor(int64_t timeout_ms, int64_t cpu_override_s, int64_t file_bytes,
                          int64_t open_files);
 
-/// Confinement prepared in the host (everything that allocates or opens files) and applied in
-/// the forked child between fork and exec, where only async-signal-safe calls are allowed.
-/// Move-only; owns the Landlock ruleset fd (O_CLOEXEC).
+/// Confinement prepared in the host (everything that allocates or opens files) and handed to
+/// the checker's reaper (checker/reaper/main.cc), which applies it in the checker between fork
+/// and exec (ApplyConfinement, checker/confinement.h). Move-only; owns the Landlock ruleset fd
+/// and the memfd that holds the seccomp program (both O_CLOEXEC: the reaper gets them by
+/// number, the checker never).
 class ChildConfinement {
  public:
   ChildConfinement() = default;
@@ -119,22 +113,22 @@ class ChildConfinement {
   /// `scratch` and on /dev/null; at ABI >= 4 TCP bind/connect handled and never granted unless
   /// `network`; at ABI >= 6 abstract unix sockets and signals scoped to the sandbox) + a seccomp
   /// filter (always io_uring_setup -> ENOSYS; unless `network`, socket(domain != AF_UNIX) ->
-  /// EACCES) built with libseccomp and exported as BPF. Errors: code "sandbox", message naming
-  /// the step and the OS error, e.g. `landlock_create_ruleset: Invalid argument`.
+  /// EACCES) built with libseccomp and exported as BPF into a memfd. Errors: code "sandbox",
+  /// message naming the step and the OS error, e.g. `landlock_create_ruleset: Invalid argument`.
   static Result<ChildConfinement> Landlock(const ResourceLimits& limits, int landlock_abi,
                                            const std::string& scratch, bool network);
 
-  /// In the child: setrlimit, then (Landlock level) PR_SET_NO_NEW_PRIVS, every capability
-  /// dropped (bounding set, ambient, effective/permitted/inheritable: so a root host's checker
-  /// cannot read /proc/<pid>/environ or mem of any process that holds capabilities, or of any
-  /// non-dumpable one, issue 7 item 5), landlock_restrict_self and the seccomp filter.
-  /// Async-signal-safe. Returns 0 or the errno of the failed step.
-  int ApplyInChild() const;
+  const ResourceLimits& limits() const { return limits_; }
+  /// The Landlock ruleset fd, or -1 (no Landlock).
+  int ruleset_fd() const { return ruleset_fd_; }
+  /// A memfd holding the seccomp program (struct sock_filter[], from offset 0 to its size), or
+  /// -1 (no seccomp).
+  int filter_fd() const { return filter_fd_; }
 
  private:
   ResourceLimits limits_;
   int ruleset_fd_ = -1;
-  std::vector<uint64_t> filter_;  // struct sock_filter[] (8 bytes each); empty: no seccomp
+  int filter_fd_ = -1;
 };
 
 }  // namespace devflow
