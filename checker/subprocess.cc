@@ -1,7 +1,8 @@
 // The only translation unit that includes Boost.Asio / Boost.Process v2 (cpp-notes §1.3).
-// Spawning follows cpp-notes §1.4 option (B): Process v2 with custom initializers that give the
-// child its own process group, default signals, PR_SET_PDEATHSIG and no inherited fd (the
-// 1.81 launcher leaks every host fd, boostorg/process#360).
+// Spawning follows cpp-notes §1.6 (posix_spawn + pidfd + Asio): the host posix_spawns the
+// checker reaper (checker/reaper.h), a small program that becomes the child subreaper, forks
+// the checker, confines it and execs it, so a spawn costs the same whatever the host's size
+// (issue 11 item 5); Process v2 is used only for its PATH search.
 #include "checker/subprocess.h"
 
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -27,11 +29,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/writable_pipe.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/process/v2/default_launcher.hpp>
 #include <boost/process/v2/environment.hpp>
-#include <boost/process/v2/process.hpp>
-#include <boost/process/v2/start_dir.hpp>
-#include <boost/process/v2/stdio.hpp>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -44,6 +42,7 @@
 #include <thread>
 #include <utility>
 
+#include "checker/reaper.h"
 #include "checker/sandbox.h"
 #include "host/interrupt.h"
 
@@ -62,248 +61,81 @@ Status StartFault(const std::string& program, const std::string& problem) {
   return Fault("cannot start checker \"" + program + "\": " + problem);
 }
 
-// ---- Child-side initializers (run between fork and exec; async-signal-safe calls only) ----
+// ---- The reaper program (checker/reaper.h) ----
 
-// pgid == pid, so kill(-pgid, sig) reaches the checker and everything it forks.
-struct NewProcessGroup {
-  template <class Launcher>
-  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
-    return ::setpgid(0, 0) ? bp2::error_code(errno, bp2::system_category()) : bp2::error_code{};
-  }
-};
-
-// SIG_IGN survives exec: undo the host's SIGPIPE ignore (and any other), clear the mask.
-struct ResetSignals {
-  template <class Launcher>
-  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
-    for (int sig = 1; sig < NSIG; ++sig) {
-      if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);  // EINVAL for glibc-internal
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    return {};
-  }
-};
-
-// The checker dies with its reaper (cpp-notes §1.5 item 6); getppid() closes the race where
-// the reaper died before prctl ran. `parent` is written by the Reaper in its own memory just
-// before it forks the checker, so the checker's copy holds the reaper's pid.
-struct DieWithParent {
-  const pid_t* parent;
-  template <class Launcher>
-  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return {errno, bp2::system_category()};
-    if (::getppid() != *parent) return {ESRCH, bp2::system_category()};
-    return {};
-  }
-};
-
-// ---- The reaper: one per check, a fork of the host that never execs (issue 7 item 7) ----
-//
-// The launched process is the reaper R; it becomes a child subreaper (PR_SET_CHILD_SUBREAPER)
-// and forks the checker C, which goes on through the remaining initializers and execs. Every
-// process C starts, setsid or double-forked or not, is R's descendant, and an orphan among them
-// is re-parented to R instead of PID 1. R waits (poll) on C's pidfd and on the control pipe:
-//  - C exits, or the control pipe gives a byte or EOF (the host asks, or the host is gone):
-//    R SIGKILLs C's group and then every child it has (the kernel's list in
-//    /proc/self/task/<R>/children: orphans land there), reaps, and repeats until it has no
-//    child left (waitid ECHILD);
-//  - R then ends with C's wait status (the same exit code, or the same signal).
-// So when the host sees R exit, nothing the checker started is running. R is in its own
-// process group and ignores the job-control signals: the terminal's ^C reaches the host,
-// which asks R through the pipe. Only async-signal-safe calls (raw syscalls) run in R.
-struct ReaperFds {
-  int control = -1;  // read end: a byte or EOF means "kill the tree now"
-  int report = -1;   // write end: R writes C's pid (a pid_t) once C is forked
-};
-
-namespace reaper {
-
-// Decimal digits of `v` into `out` (no terminator), returns the length.
-size_t Digits(long v, char* out) {
-  char tmp[24];
-  size_t n = 0;
-  do {
-    tmp[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v > 0 && n < sizeof tmp);
-  for (size_t i = 0; i < n; ++i) out[i] = tmp[n - 1 - i];
-  return n;
+// SubprocessOptions::reaper, else devflow-gate-reaper beside the running executable (the
+// devflow-gate binary, or a test or bench binary in the same build directory).
+std::string ReaperProgram(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  static const std::string beside_self = [] {
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return std::string(reaper::kProgram);
+    std::string exe(buf, static_cast<size_t>(n));
+    return exe.substr(0, exe.rfind('/') + 1) + reaper::kProgram;
+  }();
+  return beside_self;
 }
 
-// The waitpid-style status of what waitid reported.
-int WaitStatus(const siginfo_t& info) {
-  return info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : (info.si_status & 0x7f);
-}
+// An fd the reaper gets by number, at 3 or above so that the dup2 onto 0/1/2 cannot overwrite
+// it (a host started with a closed stdio hands out low numbers). Raised copies are owned here.
+struct RaisedFds {
+  std::vector<int> owned;
+  ~RaisedFds() { Close(); }
+  void Close() {
+    for (int fd : owned) ::close(fd);
+    owned.clear();
+  }
+  int Above2(int fd) {
+    if (fd < 0 || fd > 2) return fd;
+    int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (high >= 0) owned.push_back(high);
+    return high;
+  }
+};
 
-// SIGKILLs every current child of this (single-threaded) process; returns how many it saw.
-int KillChildren(pid_t self) {
-  char path[64] = "/proc/self/task/";
-  size_t len = std::strlen(path);
-  len += Digits(self, path + len);
-  std::memcpy(path + len, "/children", sizeof "/children");
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  int seen = 0;
-  char buf[4096];
-  long pid = 0;
-  bool in_number = false;
+// RAII for posix_spawn's attribute and file-action objects.
+struct SpawnPlan {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnPlan() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnPlan() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+  SpawnPlan(const SpawnPlan&) = delete;
+  SpawnPlan& operator=(const SpawnPlan&) = delete;
+};
+
+// What the reaper reported before the checker exec'd: its pid, or why it did not start.
+struct StartReport {
+  pid_t checker = 0;
+  int error = 0;  // errno from the checker's setup/exec or the reaper's own setup
+};
+
+// Reads the report pipe until EOF, which comes when the checker has exec'd (its copy is
+// close-on-exec) or has failed and said so (checker/reaper.h).
+StartReport ReadStartReport(int fd) {
+  StartReport result;
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    for (ssize_t i = 0; i < n; ++i) {
-      if (buf[i] >= '0' && buf[i] <= '9') {
-        pid = pid * 10 + (buf[i] - '0');
-        in_number = true;
-      } else if (in_number) {
-        ::kill(static_cast<pid_t>(pid), SIGKILL);
-        ++seen;
-        pid = 0;
-        in_number = false;
-      }
-    }
-  }
-  if (in_number) {
-    ::kill(static_cast<pid_t>(pid), SIGKILL);
-    ++seen;
-  }
-  ::close(fd);
-  return seen;
-}
-
-// Kills C's group and then every descendant, until no child is left. Records C's status.
-void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reaped) {
-  ::kill(-checker, SIGKILL);
-  for (;;) {
-    int seen = KillChildren(self);
-    siginfo_t info{};
-    // Blocking only when something was just killed (it will exit); else just look.
-    int rc = ::waitid(P_ALL, 0, &info, WEXITED | (seen > 0 ? 0 : WNOHANG));
-    if (rc != 0) {
-      if (errno == EINTR) continue;
-      return;  // ECHILD: nothing left
-    }
-    if (info.si_pid == checker && !*checker_reaped) {
-      *checker_reaped = true;
-      *checker_status = WaitStatus(info);
-    }
-  }
-}
-
-[[noreturn]] void EndLike(int status) {
-  if ((status & 0x7f) != 0) {
-    int sig = status & 0x7f;
-    struct rlimit no_core {};
-    ::setrlimit(RLIMIT_CORE, &no_core);
-    ::signal(sig, SIG_DFL);
-    sigset_t only;
-    sigemptyset(&only);
-    sigaddset(&only, sig);
-    ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
-    ::kill(::getpid(), sig);
-    ::_exit(128 + sig);
-  }
-  ::_exit(WEXITSTATUS(status));
-}
-
-[[noreturn]] void Run(pid_t self, pid_t checker, const ReaperFds& fds) {
-  int status = SIGKILL;  // "killed by SIGKILL" unless C says otherwise
-  bool reaped = false;
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, checker, 0));
-  pollfd watch[2] = {{fds.control, POLLIN, 0}, {pidfd, POLLIN, 0}};
-  for (;;) {
-    int n = ::poll(watch, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 10);
-    if (n < 0 && errno != EINTR) break;
-    if (n > 0 && watch[0].revents != 0) break;  // the host asks, or is gone
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(checker), &info, WEXITED | WNOHANG) == 0 &&
-        info.si_pid == checker) {
-      reaped = true;
-      status = WaitStatus(info);
-      break;
-    }
-  }
-  KillTree(self, checker, &status, &reaped);
-  EndLike(status);
-}
-
-}  // namespace reaper
-
-// Must come first after process_stdio (and the start dir): everything after it runs in C.
-struct Reaper {
-  ReaperFds fds;
-  pid_t* parent;  // see DieWithParent
-  template <class Launcher>
-  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
-    const pid_t self = ::getpid();
-    if (::setpgid(0, 0) != 0) return {errno, bp2::system_category()};
-    if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return {errno, bp2::system_category()};
-    *parent = self;
-    const pid_t checker = ::fork();
-    if (checker < 0) return {errno, bp2::system_category()};
-    if (checker == 0) {
-      ::prctl(PR_SET_CHILD_SUBREAPER, 0);
-      return {};  // C: on to the other initializers and exec
-    }
-    // R: no terminal signal, no stdio, no fd but the two pipe ends.
-    for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU}) {
-      ::signal(sig, SIG_IGN);
-    }
-    int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    for (int fd = 0; fd <= 2; ++fd) {
-      if (null_fd >= 0) ::dup2(null_fd, fd);
-    }
-    int keep_low = std::min(fds.control, fds.report), keep_high = std::max(fds.control, fds.report);
-    ::close_range(3, static_cast<unsigned>(keep_low - 1), 0);
-    if (keep_high > keep_low + 1) {
-      ::close_range(static_cast<unsigned>(keep_low + 1), static_cast<unsigned>(keep_high - 1), 0);
-    }
-    ::close_range(static_cast<unsigned>(keep_high + 1), ~0U, 0);
-    const char* bytes = reinterpret_cast<const char*>(&checker);
-    size_t done = 0;
-    while (done < sizeof checker) {
-      ssize_t n = ::write(fds.report, bytes + done, sizeof checker - done);
+    reaper::Report record{};
+    size_t got = 0;
+    while (got < sizeof record) {
+      ssize_t n = ::read(fd, reinterpret_cast<char*>(&record) + got, sizeof record - got);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
+      if (n <= 0) return result;
+      got += static_cast<size_t>(n);
     }
-    ::close(fds.report);
-    reaper::Run(self, checker, fds);
+    if (record.kind == reaper::kCheckerPid) {
+      result.checker = record.value;
+    } else if (result.error == 0) {
+      result.error = record.value > 0 ? record.value : EIO;
+    }
   }
-};
-
-// Resource limits, and at the Landlock level Landlock + seccomp, prepared in the host.
-struct Confine {
-  const ChildConfinement* confinement;
-  template <class Launcher>
-  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
-    int err = confinement->ApplyInChild();
-    return err ? bp2::error_code(err, bp2::system_category()) : bp2::error_code{};
-  }
-};
-
-// Works around the 1.81 fd leak: must come AFTER process_stdio, whose dup2 onto 0/1/2 clears
-// CLOEXEC there. CLOEXEC (not close) keeps the launcher's exec-error pipe working.
-struct CloexecAllFds {
-  template <class Launcher>
-  bp2::error_code on_exec_setup(Launcher&, const bp2::filesystem::path&, const char* const*) {
-    return ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC)
-               ? bp2::error_code(errno, bp2::system_category())
-               : bp2::error_code{};
-  }
-};
-
-// The 1.81 launcher ends a child whose exec failed with exit(), which would run the host's
-// atexit handlers and flush its stdio buffers a second time; _exit instead. (Its detection
-// probes a 5-argument call and then makes a 4-argument one, hence the variadic member.)
-struct QuietExecFailure {
-  template <class... A>
-  void on_exec_error(A&&...) {
-    ::_exit(127);
-  }
-};
+}
 
 // ---- Small RAII pieces ----
 
@@ -441,34 +273,28 @@ bool IsDeadlineGuard(pid_t pid) {
   return n > 0 && std::string(buf, static_cast<size_t>(n)) == DeadlineGuardProgram();
 }
 
-// Reaps whatever members of the group are our own children (WNOHANG: never blocks).
-void ReapGroup(pid_t pgid) {
-  for (;;) {
-    siginfo_t info{};
-    if (::waitid(P_PGID, static_cast<id_t>(pgid), &info, WEXITED | WNOHANG) != 0) return;
-    if (info.si_pid == 0) return;  // members left, none exited yet
-  }
-}
-
 // The host's side of a check's reaper: closing the control pipe makes the reaper kill the
-// checker's whole tree; End() then waits (without reaping: the process handle does that)
-// until the reaper is gone. Runs on every path out of Dispatch, exceptions included, before
-// ~basic_process (which would SIGKILL the reaper itself).
+// checker's whole tree; End() then reaps the reaper (it exits as soon as the tree is gone).
+// Runs on every path out of Dispatch, exceptions included.
 struct TreeEnd {
   int control = -1;   // write end of the control pipe
-  pid_t reaper = -1;  // the launched process
+  pid_t reaper = -1;  // the spawned reaper, until it is reaped
+  int status = 0;     // its wait status once reaped
   void Kill() {
     if (control >= 0) ::close(control);
     control = -1;
   }
-  void End() {
-    Kill();
-    if (reaper <= 0) return;
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(reaper), &info, WEXITED | WNOWAIT) != 0 &&
-           errno == EINTR) {
+  // Reaps the reaper (blocking); true with `status` set, false when it was reaped already.
+  bool Reap() {
+    if (reaper <= 0) return false;
+    while (::waitpid(reaper, &status, 0) < 0 && errno == EINTR) {
     }
     reaper = -1;
+    return true;
+  }
+  void End() {
+    Kill();
+    Reap();
   }
   ~TreeEnd() { End(); }
 };
@@ -543,6 +369,7 @@ struct Run {
         deadline(ctx),
         term_timer(ctx),
         eof_timer(ctx),
+        reaper_exit(ctx),
         interrupt_watch(ctx) {}
 
   const SubprocessOptions& options;
@@ -554,6 +381,7 @@ struct Run {
   asio::steady_timer deadline;
   asio::steady_timer term_timer;
   asio::steady_timer eof_timer;
+  asio::posix::stream_descriptor reaper_exit;      // the reaper's pidfd
   asio::posix::stream_descriptor interrupt_watch;  // a dup of InterruptFd()
   TreeEnd* tree = nullptr;
   int interrupted = 0;  // the signal that interrupted the check, 0 when none
@@ -666,21 +494,22 @@ struct Run {
     ::kill(-pgid, SIGTERM);
   }
 
-  template <class Process>
-  void AwaitExit(Process& proc) {
-    proc.async_wait([this, &proc](const boost::system::error_code& ec, int) {
-      exited = true;
-      // An error here means the wait itself failed; report it as a kill, never as success.
-      native_status = ec ? SIGKILL : proc.native_exit_code();
-      term_timer.cancel();
-      // Whatever the checker left behind in its group dies with it (cpp-notes §1.5 item 4).
-      ::kill(-pgid, SIGKILL);
-      ReapGroup(pgid);
-      eof_timer.expires_after(Ms(options.eof_grace_ms));
-      eof_timer.async_wait([this](const boost::system::error_code& ec2) {
-        if (!ec2) ClosePipes();
-      });
-    });
+  // The reaper's pidfd becomes readable when it has exited, i.e. when nothing of the tree runs.
+  void AwaitExit() {
+    reaper_exit.async_wait(asio::posix::stream_descriptor::wait_read,
+                           [this](const boost::system::error_code& ec) {
+                             exited = true;
+                             // A failed wait is reported as a kill, never as success.
+                             native_status = !ec && tree->Reap() ? tree->status : SIGKILL;
+                             term_timer.cancel();
+                             // Whatever the checker left behind in its group dies with it
+                             // (cpp-notes §1.5 item 4).
+                             ::kill(-pgid, SIGKILL);
+                             eof_timer.expires_after(Ms(options.eof_grace_ms));
+                             eof_timer.async_wait([this](const boost::system::error_code& ec2) {
+                               if (!ec2) ClosePipes();
+                             });
+                           });
   }
 
   // SIGTERM/SIGINT/SIGHUP to the host (host/interrupt.h): the whole tree dies now.
@@ -706,6 +535,7 @@ struct Run {
     eof_timer.cancel();
     boost::system::error_code ignored;
     interrupt_watch.close(ignored);
+    reaper_exit.close(ignored);
     ClosePipes();
   }
 
@@ -904,46 +734,86 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     if (!in.Open() || !out.Open() || !err.Open() || !control.Open() || !report.Open()) {
       return StartFault(program, ErrorText(errno));
     }
-    bp2::posix::default_launcher launcher;
-    launcher.env = envp.data();
-    bp2::error_code ec;
-    bp2::process_stdio stdio{in.fds[0], out.fds[1], err.fds[1]};
-    pid_t reaper_pid = 0;  // written in the reaper's memory, read by the checker's copy
-    auto start = [&](auto&&... start_dir) {
-      return launcher(run.ctx.get_executor(), ec, bp2::filesystem::path(launched), args,
-                      start_dir..., stdio, Reaper{{control.fds[0], report.fds[1]}, &reaper_pid},
-                      NewProcessGroup{}, ResetSignals{}, DieWithParent{&reaper_pid},
-                      Confine{&confinement}, CloexecAllFds{}, QuietExecFailure{});
-    };
-    auto proc = request.workspace.empty()
-                    ? start()
-                    : start(bp2::process_start_dir{bp2::filesystem::path(request.workspace)});
-    // Ends the checker's tree on every path out, before ~basic_process (declared after it).
+    // The reaper's argv (checker/reaper.h), its fds by number.
+    RaisedFds raised;
+    const int fd_in = raised.Above2(in.fds[0]), fd_out = raised.Above2(out.fds[1]),
+              fd_err = raised.Above2(err.fds[1]), fd_control = raised.Above2(control.fds[0]),
+              fd_report = raised.Above2(report.fds[1]),
+              fd_ruleset = raised.Above2(confinement.ruleset_fd()),
+              fd_filter = raised.Above2(confinement.filter_fd());
+    for (int fd : {fd_in, fd_out, fd_err, fd_control, fd_report}) {
+      if (fd < 0) return StartFault(program, ErrorText(errno));
+    }
+    if ((confinement.ruleset_fd() >= 0 && fd_ruleset < 0) ||
+        (confinement.filter_fd() >= 0 && fd_filter < 0)) {
+      return StartFault(program, ErrorText(errno));
+    }
+    const std::string reaper_program = ReaperProgram(options_.reaper);
+    const ResourceLimits& lim = confinement.limits();
+    std::vector<std::string> reaper_argv = {reaper_program,
+                                            std::to_string(fd_control),
+                                            std::to_string(fd_report),
+                                            std::to_string(lim.cpu_soft_s),
+                                            std::to_string(lim.cpu_hard_s),
+                                            std::to_string(lim.file_bytes),
+                                            std::to_string(lim.open_files),
+                                            std::to_string(fd_ruleset),
+                                            std::to_string(fd_filter),
+                                            "--",
+                                            launched};
+    reaper_argv.insert(reaper_argv.end(), args.begin(), args.end());
+    std::vector<char*> reaper_args;
+    for (std::string& a : reaper_argv) reaper_args.push_back(a.data());
+    reaper_args.push_back(nullptr);
+
+    // posix_spawn: a vfork-style clone whose cost does not grow with the host's memory.
+    SpawnPlan plan;
+    posix_spawn_file_actions_adddup2(&plan.actions, fd_in, 0);
+    posix_spawn_file_actions_adddup2(&plan.actions, fd_out, 1);
+    posix_spawn_file_actions_adddup2(&plan.actions, fd_err, 2);
+    // dup2 of an fd onto itself clears its close-on-exec flag in the child only.
+    for (int fd : {fd_control, fd_report, fd_ruleset, fd_filter}) {
+      if (fd >= 0) posix_spawn_file_actions_adddup2(&plan.actions, fd, fd);
+    }
+    if (!request.workspace.empty()) {
+      posix_spawn_file_actions_addchdir_np(&plan.actions, request.workspace.c_str());
+    }
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&plan.attr, &all);
+    posix_spawnattr_setsigmask(&plan.attr, &none);
+    posix_spawnattr_setpgroup(&plan.attr, 0);
+    posix_spawnattr_setflags(
+        &plan.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    pid_t reaper_pid = 0;
+    const int spawn_error =
+        ::posix_spawn(&reaper_pid, reaper_program.c_str(), &plan.actions, &plan.attr,
+                      reaper_args.data(), const_cast<char* const*>(envp.data()));
+    // Ends the checker's tree on every path out.
     TreeEnd tree;
     tree.control = control.Release(1);
     run.tree = &tree;
     control.Close(0);
     report.Close(1);
-    if (ec) {
-      tree.Kill();
-      if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the failed reaper
-      return StartFault(program, ErrorText(ec.value()));
+    raised.Close();
+    if (spawn_error != 0) {
+      return StartFault(program,
+                        "the checker reaper " + reaper_program + ": " + ErrorText(spawn_error));
     }
-    tree.reaper = proc.id();
-    // The reaper reports the checker's pid (its process group) as soon as it has forked it.
-    pid_t checker_pid = 0;
-    size_t got = 0;
-    while (got < sizeof checker_pid) {
-      ssize_t n = ::read(report.fds[0], reinterpret_cast<char*>(&checker_pid) + got,
-                         sizeof checker_pid - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
+    tree.reaper = reaper_pid;
+    // The checker reports its pid (its process group) as soon as it is forked; the pipe's EOF
+    // follows its exec.
+    const StartReport started = ReadStartReport(report.fds[0]);
+    if (started.error != 0) return StartFault(program, ErrorText(started.error));
+    if (started.checker <= 0) {
+      return StartFault(
+          program, "the checker reaper " + reaper_program + " ended before it started the checker");
     }
-    if (got != sizeof checker_pid || checker_pid <= 0) {
-      return StartFault(program, "the reaper did not report the checker's pid");
-    }
-    run.pgid = checker_pid;
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, reaper_pid, 0));
+    if (pidfd < 0) return StartFault(program, "pidfd_open: " + ErrorText(errno));
+    run.reaper_exit.assign(pidfd);
+    run.pgid = started.checker;
     last_pgid_.store(run.pgid);
     // Only the child keeps its ends: EOF on stdout/stderr then means the tree closed them.
     in.Close(0);
@@ -957,7 +827,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     err.Release(0);
 
     run.ArmDeadline();
-    run.AwaitExit(proc);
+    run.AwaitExit();
     run.WritePrompt();
     run.ReadStdout();
     run.ReadStderr();

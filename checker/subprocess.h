@@ -38,6 +38,10 @@ struct SubprocessOptions {
   int64_t max_file_bytes = 64 * 1024 * 1024;
   /// RLIMIT_NOFILE: open files per checker process.
   int64_t max_open_files = 256;
+  /// The checker reaper program (checker/reaper.h); empty: `devflow-gate-reaper` beside the
+  /// running executable (/proc/self/exe), where the build and the package put it. A missing
+  /// reaper is a start fault: no checker runs without one.
+  std::string reaper;
   /// Whether a positive bubblewrap probe may be remembered on disk (ProbeOptions::remember);
   /// `--dry-run` and `config check` set false: they write nothing anywhere.
   bool remember_probe = true;
@@ -53,11 +57,16 @@ std::vector<std::string> TakeSandboxLevels();
 /// `builtin: <name>` the argv `{self, "checker", <name>, args...}`), the prompt on stdin, the
 /// reply from stdout, stdin written and stdout/stderr drained concurrently.
 ///
-/// The child runs in its own process group with default signal dispositions and an empty
-/// signal mask, no inherited fd above 2, PR_SET_PDEATHSIG(SIGKILL), cwd = the workspace, and
-/// a minimal environment: PATH (host's), HOME = TMPDIR = a fresh scratch dir (removed after the
-/// check), LANG (host's, else C.UTF-8), each provider `env` name set in the host, and
-/// DEVFLOW_GATE_CARD / DEVFLOW_GATE_EDGE / DEVFLOW_GATE_ROOT.
+/// Every check is started through its own reaper (checker/reaper.h): the host posix_spawns the
+/// small `devflow-gate-reaper` program (no fork of the host, so the cost does not grow with the
+/// host's memory), which becomes a child subreaper and forks the checker. The checker runs in
+/// its own process group with default signal dispositions and an empty signal mask, no
+/// inherited fd above 2, PR_SET_PDEATHSIG(SIGKILL) tied to the reaper, cwd = the workspace,
+/// and a minimal environment: PATH (host's), HOME = TMPDIR = a fresh scratch dir (removed after
+/// the check), LANG (host's, else C.UTF-8), each provider `env` name set in the host, and
+/// DEVFLOW_GATE_CARD / DEVFLOW_GATE_EDGE / DEVFLOW_GATE_ROOT / DEVFLOW_GATE_INPUTS. When the
+/// check ends (or the host does) the reaper kills the checker's whole tree, setsid and
+/// double-forked escapers included, and the host sees it exit only after that.
 ///
 /// `timeout_ms` covers the whole check: on overrun the group gets SIGTERM, then SIGKILL after
 /// `term_grace_ms`. After the direct child is reaped the rest of its group is SIGKILLed and
@@ -69,8 +78,9 @@ std::vector<std::string> TakeSandboxLevels();
 /// deadline's SIGTERM goes to the sandboxed group (bubblewrap's child), the SIGKILL to
 /// bubblewrap, and an exit code 128+N from bubblewrap is reported as signal N (bubblewrap
 /// turns a signal death into that code). Under "landlock-abi<N>+seccomp" the confinement is
-/// applied in the child before exec. Resource limits apply at every level, `sandbox: off`
-/// included. The program is checked before the start (exists, executable) at every level.
+/// applied in the checker before exec, by its reaper. Resource limits apply at every level,
+/// `sandbox: off` included. The program is checked before the start (exists, executable) at every
+/// level.
 ///
 /// Before the first spawn the host makes itself non-dumpable (PR_SET_DUMPABLE 0), so no
 /// checker without CAP_SYS_PTRACE can read its /proc/<pid>/environ or mem (issue 7 item 5).

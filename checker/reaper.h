@@ -1,0 +1,59 @@
+// The contract between the host (checker/subprocess.cc) and the checker reaper, the small
+// static program `devflow-gate-reaper` (checker/reaper/main.cc) that the host starts with
+// posix_spawn for every check. Spawning through a program of its own keeps a spawn's cost
+// independent of the host's memory (a fork copies the host's page tables: 20.7 ms at 1 GiB,
+// issue 11 item 5), while everything that must run between fork and exec (the reaper's child
+// subreaper, the checker's process group, parent-death signal, resource limits, Landlock,
+// seccomp, capability drop) runs in a process of a few hundred KiB.
+//
+// The reaper R (own process group, default signals, empty mask, cwd = the workspace, environ =
+// the checker's whole environment, stdin/stdout/stderr = the check's pipes):
+//  1. ignores the terminal's signals, becomes a child subreaper, reads the seccomp program;
+//  2. forks the checker C and keeps none of the check's pipes (stdio on /dev/null);
+//  3. C: writes its pid on the report pipe, takes its own process group, default signals,
+//     PR_SET_PDEATHSIG(SIGKILL) tied to R, ApplyConfinement, marks every fd above 2
+//     close-on-exec and execs; on a failure it reports the errno and _exits 127;
+//  4. R waits on C's pidfd and on the control pipe: C exits, or the control pipe gives a byte
+//     or EOF (the host asks, or the host is gone): R SIGKILLs C's group and then every child it
+//     has (orphans are re-parented to R), reaps, repeats until none is left, and ends with C's
+//     wait status (the same exit code, or the same signal).
+// So when the host sees R exit, nothing the checker started is running.
+#pragma once
+
+#include <cstdint>
+
+namespace devflow::reaper {
+
+/// The name of the reaper program, looked up next to the running executable
+/// (SubprocessOptions::reaper overrides it).
+inline constexpr const char* kProgram = "devflow-gate-reaper";
+
+/// argv of the reaper: [0] the program, then the positions below (decimal integers; -1 for a
+/// missing fd), then "--", the checker's executable (a path) and its arguments.
+enum Arg : int {
+  kControlFd = 1,  // read end of the control pipe
+  kReportFd,       // write end of the report pipe
+  kCpuSoft,        // ResourceLimits, 0: unchanged
+  kCpuHard,
+  kFileBytes,
+  kOpenFiles,
+  kRulesetFd,  // Landlock ruleset, or -1
+  kFilterFd,   // memfd with the seccomp program, or -1
+  kSeparator,  // "--"
+  kExecutable,
+};
+
+/// One record on the report pipe (written atomically: smaller than PIPE_BUF). EOF after the
+/// kCheckerPid record means the checker exec'd.
+struct Report {
+  int32_t kind;
+  int32_t value;
+};
+inline constexpr int32_t kCheckerPid = 1;    // value: the checker's pid (= its process group)
+inline constexpr int32_t kCheckerError = 2;  // value: errno of the checker's setup or exec
+inline constexpr int32_t kReaperError = 3;   // value: errno of the reaper's own setup or fork
+
+/// Exit code of a reaper whose own setup failed, and of a checker that could not exec.
+inline constexpr int kStartFailed = 127;
+
+}  // namespace devflow::reaper

@@ -1,0 +1,255 @@
+// devflow-gate-reaper: one per check, started by the host with posix_spawn (contract and steps in
+// checker/reaper.h). A static program without the C++ runtime: only raw syscalls run here, so
+// its start-up costs a small fraction of a millisecond and none of the host's memory is copied.
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <initializer_list>
+
+#include "checker/confinement.h"
+#include "checker/reaper.h"
+
+extern char** environ;
+
+namespace devflow::reaper {
+namespace {
+
+// Decimal (optionally negative) integer; false on anything else.
+bool ParseInt(const char* text, long* out) {
+  if (text == nullptr || *text == '\0') return false;
+  bool negative = *text == '-';
+  if (negative) ++text;
+  long v = 0;
+  for (; *text; ++text) {
+    if (*text < '0' || *text > '9' || v > (1L << 50)) return false;
+    v = v * 10 + (*text - '0');
+  }
+  *out = negative ? -v : v;
+  return true;
+}
+
+// Decimal digits of `v` into `out` (no terminator), returns the length.
+size_t Digits(long v, char* out) {
+  char tmp[24];
+  size_t n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v > 0 && n < sizeof tmp);
+  for (size_t i = 0; i < n; ++i) out[i] = tmp[n - 1 - i];
+  return n;
+}
+
+void Send(int fd, int32_t kind, int32_t value) {
+  const Report report{kind, value};
+  while (::write(fd, &report, sizeof report) < 0 && errno == EINTR) {
+  }
+}
+
+// The waitpid-style status of what waitid reported.
+int WaitStatus(const siginfo_t& info) {
+  return info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : (info.si_status & 0x7f);
+}
+
+// SIGKILLs every current child of this (single-threaded) process; returns how many it saw.
+int KillChildren(pid_t self) {
+  char path[64] = "/proc/self/task/";
+  size_t len = ::strlen(path);
+  len += Digits(self, path + len);
+  ::memcpy(path + len, "/children", sizeof "/children");
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int seen = 0;
+  char buf[4096];
+  long pid = 0;
+  bool in_number = false;
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] >= '0' && buf[i] <= '9') {
+        pid = pid * 10 + (buf[i] - '0');
+        in_number = true;
+      } else if (in_number) {
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+        ++seen;
+        pid = 0;
+        in_number = false;
+      }
+    }
+  }
+  if (in_number) {
+    ::kill(static_cast<pid_t>(pid), SIGKILL);
+    ++seen;
+  }
+  ::close(fd);
+  return seen;
+}
+
+// Kills C's group and then every descendant, until no child is left. Records C's status.
+void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reaped) {
+  ::kill(-checker, SIGKILL);
+  for (;;) {
+    int seen = KillChildren(self);
+    siginfo_t info{};
+    // Blocking only when something was just killed (it will exit); else just look.
+    int rc = ::waitid(P_ALL, 0, &info, WEXITED | (seen > 0 ? 0 : WNOHANG));
+    if (rc != 0) {
+      if (errno == EINTR) continue;
+      return;  // ECHILD: nothing left
+    }
+    if (info.si_pid == checker && !*checker_reaped) {
+      *checker_reaped = true;
+      *checker_status = WaitStatus(info);
+    }
+  }
+}
+
+[[noreturn]] void EndLike(int status) {
+  if ((status & 0x7f) != 0) {
+    int sig = status & 0x7f;
+    struct rlimit no_core {};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    ::signal(sig, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    ::kill(::getpid(), sig);
+    ::_exit(128 + sig);
+  }
+  ::_exit(WEXITSTATUS(status));
+}
+
+[[noreturn]] void Watch(pid_t self, pid_t checker, int control) {
+  int status = SIGKILL;  // "killed by SIGKILL" unless C says otherwise
+  bool reaped = false;
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, checker, 0));
+  pollfd watch[2] = {{control, POLLIN, 0}, {pidfd, POLLIN, 0}};
+  for (;;) {
+    int n = ::poll(watch, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 10);
+    if (n < 0 && errno != EINTR) break;
+    if (n > 0 && watch[0].revents != 0) break;  // the host asks, or is gone
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(checker), &info, WEXITED | WNOHANG) == 0 &&
+        info.si_pid == checker) {
+      reaped = true;
+      status = WaitStatus(info);
+      break;
+    }
+  }
+  KillTree(self, checker, &status, &reaped);
+  EndLike(status);
+}
+
+// C, between fork and exec. Never returns.
+[[noreturn]] void StartChecker(pid_t reaper, int report, const ConfinementPlan& plan,
+                               char* const* argv) {
+  // pgid == pid, so kill(-pgid, sig) reaches the checker and everything it forks; taken before
+  // the host learns the pid, so a kill of the group never misses it.
+  int err = ::setpgid(0, 0) != 0 ? errno : 0;
+  Send(report, kCheckerPid, static_cast<int32_t>(::getpid()));
+  // SIG_IGN survives exec: undo the reaper's ignores (and any other), clear the mask.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);  // EINVAL for glibc-internal
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // The checker dies with its reaper; getppid() closes the race where R died before prctl.
+  if (err == 0 && ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) err = errno;
+  if (err == 0 && ::getppid() != reaper) err = ESRCH;
+  if (err == 0) err = ApplyConfinement(plan);
+  // Only 0/1/2 reach the checker; the report pipe closes with the exec.
+  if (err == 0 && ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) err = errno;
+  if (err == 0) {
+    ::execve(argv[0], argv, environ);
+    err = errno;
+  }
+  Send(report, kCheckerError, err);
+  ::_exit(kStartFailed);
+}
+
+[[noreturn]] void Fail(int report, int err) {
+  Send(report, kReaperError, err);
+  ::_exit(kStartFailed);
+}
+
+sock_filter filter_words[BPF_MAXINSNS];
+
+[[noreturn]] void Main(int argc, char** argv) {
+  // An exec makes a process dumpable again. Non-dumpable, no checker (without CAP_SYS_PTRACE)
+  // can ptrace its unconfined reaper or write its memory through /proc (issue 7 item 5); the
+  // checker's own exec makes it dumpable for itself, as before.
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) ::_exit(kStartFailed);
+  long control = -1, report = -1, cpu_soft = 0, cpu_hard = 0, file_bytes = 0, open_files = 0,
+       ruleset = -1, filter = -1;
+  if (argc <= kExecutable || ::strcmp(argv[kSeparator], "--") != 0 ||
+      !ParseInt(argv[kControlFd], &control) || !ParseInt(argv[kReportFd], &report) ||
+      !ParseInt(argv[kCpuSoft], &cpu_soft) || !ParseInt(argv[kCpuHard], &cpu_hard) ||
+      !ParseInt(argv[kFileBytes], &file_bytes) || !ParseInt(argv[kOpenFiles], &open_files) ||
+      !ParseInt(argv[kRulesetFd], &ruleset) || !ParseInt(argv[kFilterFd], &filter) || control < 0 ||
+      report < 0) {
+    static const char usage[] =
+        "devflow-gate-reaper: internal helper of devflow-gate (checker/reaper.h); not for use by "
+        "hand\n";
+    (void)!::write(2, usage, sizeof usage - 1);
+    ::_exit(2);
+  }
+  const int report_fd = static_cast<int>(report);
+  const int control_fd = static_cast<int>(control);
+  // Every fd the host handed over by number is close-on-exec from here on.
+  for (long fd : {control, report, ruleset, filter}) {
+    if (fd >= 0) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+  }
+
+  ConfinementPlan plan;
+  plan.limits = {static_cast<uint64_t>(cpu_soft), static_cast<uint64_t>(cpu_hard),
+                 static_cast<uint64_t>(file_bytes), static_cast<uint64_t>(open_files)};
+  plan.ruleset_fd = static_cast<int>(ruleset);
+  if (filter >= 0) {
+    ssize_t n = ::pread(static_cast<int>(filter), filter_words, sizeof filter_words, 0);
+    if (n <= 0 || n % static_cast<ssize_t>(sizeof(sock_filter)) != 0) {
+      Fail(report_fd, n < 0 ? errno : EINVAL);
+    }
+    plan.filter = filter_words;
+    plan.filter_len = static_cast<size_t>(n) / sizeof(sock_filter);
+    ::close(static_cast<int>(filter));
+  }
+
+  // R: not stopped or ended by the terminal (the host asks through the control pipe).
+  for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU}) {
+    ::signal(sig, SIG_IGN);
+  }
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Fail(report_fd, errno);
+  const pid_t self = ::getpid();
+  const pid_t checker = ::fork();
+  if (checker < 0) Fail(report_fd, errno);
+  if (checker == 0) StartChecker(self, report_fd, plan, argv + kExecutable);
+
+  // R keeps no fd but the control pipe: EOF on the check's pipes then means the tree closed
+  // them, and the report pipe's EOF means the checker exec'd (or failed and said so).
+  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (null_fd >= 0) ::dup2(null_fd, fd);
+  }
+  if (control_fd > 3) ::close_range(3, static_cast<unsigned>(control_fd - 1), 0);
+  ::close_range(static_cast<unsigned>(control_fd + 1), ~0U, 0);
+  Watch(self, checker, control_fd);
+}
+
+}  // namespace
+}  // namespace devflow::reaper
+
+int main(int argc, char** argv) { devflow::reaper::Main(argc, argv); }
