@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -188,6 +189,22 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
 
 sock_filter filter_words[BPF_MAXINSNS];
 
+// The checker's start, run on its own stack in R's memory (clone with CLONE_VM | CLONE_VFORK:
+// no copy of R's page tables; R waits until the checker has exec'd or exited). Only raw
+// syscalls run in it, and it writes nothing of R's but errno, which R does not read meanwhile.
+struct CheckerStart {
+  pid_t reaper;
+  int report;
+  const ConfinementPlan* plan;
+  char* const* argv;
+};
+alignas(64) char checker_stack[64 * 1024];
+
+int CheckerMain(void* arg) {
+  const CheckerStart* start = static_cast<const CheckerStart*>(arg);
+  StartChecker(start->reaper, start->report, *start->plan, start->argv);
+}
+
 [[noreturn]] void Main(int argc, char** argv) {
   // An exec makes a process dumpable again. Non-dumpable, no checker (without CAP_SYS_PTRACE)
   // can ptrace its unconfined reaper or write its memory through /proc (issue 7 item 5); the
@@ -234,9 +251,13 @@ sock_filter filter_words[BPF_MAXINSNS];
   }
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Fail(report_fd, errno);
   const pid_t self = ::getpid();
-  const pid_t checker = ::fork();
+  CheckerStart start{self, report_fd, &plan, argv + kExecutable};
+  // Without CLONE_THREAD/CLONE_SIGHAND the checker has its own signal handlers, rlimits,
+  // credentials (Landlock, capabilities, no_new_privs) and seccomp filter; only memory is shared
+  // until its exec.
+  const pid_t checker = ::clone(CheckerMain, checker_stack + sizeof checker_stack,
+                                CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
   if (checker < 0) Fail(report_fd, errno);
-  if (checker == 0) StartChecker(self, report_fd, plan, argv + kExecutable);
 
   // R keeps no fd but the control pipe: EOF on the check's pipes then means the tree closed
   // them, and the report pipe's EOF means the checker exec'd (or failed and said so).
