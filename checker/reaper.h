@@ -8,8 +8,11 @@
 //
 // The reaper R (own process group, default signals, empty mask, cwd = the workspace, environ =
 // the checker's whole environment, stdin/stdout/stderr = the check's pipes):
-//  1. ignores the terminal's signals, becomes a child subreaper, reads the seccomp program;
-//  2. forks the checker C and keeps none of the check's pipes (stdio on /dev/null);
+//  1. makes itself non-dumpable (an exec made it dumpable again: no checker may ptrace it),
+//     ignores the terminal's signals, becomes a child subreaper, reads the seccomp program;
+//  2. starts the checker C with clone(CLONE_VM | CLONE_VFORK) on a stack of its own (nothing is
+//     copied; R waits until C has exec'd) and then keeps none of the check's pipes (stdio on
+//     /dev/null);
 //  3. C: writes its pid on the report pipe, takes its own process group, default signals,
 //     PR_SET_PDEATHSIG(SIGKILL) tied to R, ApplyConfinement, marks every fd above 2
 //     close-on-exec and execs; on a failure it reports the errno and _exits 127;
