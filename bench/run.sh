@@ -270,3 +270,10 @@ if [ "$rc" = 3 ] && [ "${BENCH_STRICT:-0}" = 1 ]; then
   exit 1
 fi
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || exit "$rc"
+
+# ---- spawn cost against the host's size (issue 11 item 5): bench/spawn.sh -------------------
+if [ -x "$(dirname "$gate")/spawn_bench" ]; then
+  bash "$here/spawn.sh" "$(dirname "$gate")"
+else
+  echo "bench: no spawn_bench beside $gate (cmake --build <dir> --target spawn_bench); skipping" >&2
+fi

@@ -1,0 +1,256 @@
+// Spawn cost against the host's size (issue 11 item 5): a check dispatched by SubprocessChecker
+// at each sandbox level, side by side with a bare posix_spawn of the same checker (the floor)
+// a fork + exec of it (what a fork-based spawn pays) and the Landlock level's spawn alone
+// through the reaper, with 8 MiB, 170 MiB and 1 GiB of
+// touched memory in the host. Run by bench/spawn.sh, which prints the ratios.
+//
+//   SPAWN_BENCH_CHECKER=PATH build/spawn_bench [--benchmark_* flags]
+//
+// PATH: a checker that reads stdin to EOF and prints an allow reply (bench/allow_checker.c).
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "checker/reaper.h"
+#include "checker/sandbox.h"
+#include "checker/subprocess.h"
+
+extern char** environ;
+
+namespace devflow {
+namespace {
+
+const char* CheckerPath() {
+  const char* path = std::getenv("SPAWN_BENCH_CHECKER");
+  return path && *path ? path : "/bin/true";
+}
+
+// The host's memory: `mib` MiB mapped and every page touched (so a fork must copy its page
+// tables), kept across benchmarks of the same size.
+void HoldMemory(size_t mib) {
+  static void* block = nullptr;
+  static size_t held = 0;
+  if (held == mib) return;
+  if (block) ::munmap(block, held << 20);
+  block = ::mmap(nullptr, mib << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (block == MAP_FAILED) {
+    std::perror("mmap");
+    std::exit(1);
+  }
+  std::memset(block, 1, mib << 20);
+  held = mib;
+}
+
+// CPU time of this process and of every descendant it reaped, over a benchmark's loop: what a
+// loaded machine inflates far less than wall-clock time (a fork's page-table copy is system
+// time of the host; the copied tables' teardown is the child's). Reported per iteration as the
+// counter `cpu_ms`.
+class CpuMeter {
+ public:
+  explicit CpuMeter(benchmark::State& state) : state_(state), start_(Now()) {}
+  ~CpuMeter() {
+    state_.counters["cpu_ms"] =
+        benchmark::Counter(Now() - start_, benchmark::Counter::kAvgIterations);
+  }
+
+ private:
+  static double Ms(const timeval& t) { return t.tv_sec * 1e3 + t.tv_usec / 1e3; }
+  static double Now() {
+    rusage self{}, children{};
+    ::getrusage(RUSAGE_SELF, &self);
+    ::getrusage(RUSAGE_CHILDREN, &children);
+    return Ms(self.ru_utime) + Ms(self.ru_stime) + Ms(children.ru_utime) + Ms(children.ru_stime);
+  }
+  benchmark::State& state_;
+  double start_;
+};
+
+// Bare posix_spawn of the checker, stdin and stdout on /dev/null, then waitpid.
+void Floor(benchmark::State& state) {
+  HoldMemory(static_cast<size_t>(state.range(0)));
+  const char* path = CheckerPath();
+  char* argv[] = {const_cast<char*>(path), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  CpuMeter cpu(state);
+  for (auto _ : state) {
+    pid_t pid = 0;
+    if (::posix_spawn(&pid, path, &actions, nullptr, argv, environ) != 0) {
+      state.SkipWithError("posix_spawn failed");
+      break;
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+}
+
+// fork + exec + waitpid: the page-table copy a fork-based spawn pays (the old path forked the
+// host twice: once for the reaper, once more in it for the checker).
+void ForkExec(benchmark::State& state) {
+  HoldMemory(static_cast<size_t>(state.range(0)));
+  const char* path = CheckerPath();
+  CpuMeter cpu(state);
+  for (auto _ : state) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int null_fd = ::open("/dev/null", O_RDWR);
+      ::dup2(null_fd, 0);
+      ::dup2(null_fd, 1);
+      char* argv[] = {const_cast<char*>(path), nullptr};
+      ::execve(path, argv, environ);
+      ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+}
+
+// The Landlock level's spawn alone: posix_spawn of the checker reaper (checker/reaper.h) with a
+// Landlock ruleset and seccomp filter, which forks the checker, confines it between fork and
+// exec and execs it; then waitpid of the reaper. Beside the floor this is what confining the
+// checker between fork and exec costs, without the rest of a check (scratch dir, pipes, event
+// loop, prompt and reply).
+void ReaperLandlock(benchmark::State& state) {
+  HoldMemory(static_cast<size_t>(state.range(0)));
+  const SandboxSupport& support = ProbeSandbox("", {false});
+  if (support.landlock_abi < 1 || !support.seccomp) {
+    state.SkipWithError("Landlock + seccomp is not usable here");
+    return;
+  }
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
+  const std::string reaper_program = dir.substr(0, dir.rfind('/') + 1) + reaper::kProgram;
+  const std::string scratch = "/tmp";
+  auto confinement = ChildConfinement::Landlock(LimitsFor(20000, 0, 64 << 20, 256),
+                                                support.landlock_abi, scratch, false);
+  if (!confinement.ok()) {
+    state.SkipWithError(confinement.status().message().c_str());
+    return;
+  }
+  int control[2];
+  if (::pipe2(control, O_CLOEXEC) != 0) {
+    state.SkipWithError("pipe2 failed");
+    return;
+  }
+  const ResourceLimits& lim = confinement->limits();
+  std::vector<std::string> argv = {reaper_program,
+                                   std::to_string(control[0]),
+                                   "2",  // the report pipe: stderr, on /dev/null here
+                                   std::to_string(lim.cpu_soft_s),
+                                   std::to_string(lim.cpu_hard_s),
+                                   std::to_string(lim.file_bytes),
+                                   std::to_string(lim.open_files),
+                                   std::to_string(confinement->ruleset_fd()),
+                                   std::to_string(confinement->filter_fd()),
+                                   "--",
+                                   CheckerPath()};
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  for (int fd : {control[0], confinement->ruleset_fd(), confinement->filter_fd()}) {
+    posix_spawn_file_actions_adddup2(&actions, fd, fd);
+  }
+  CpuMeter cpu(state);
+  for (auto _ : state) {
+    pid_t pid = 0;
+    if (::posix_spawn(&pid, reaper_program.c_str(), &actions, nullptr, args.data(), environ) != 0) {
+      state.SkipWithError("posix_spawn of the reaper failed");
+      break;
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      state.SkipWithError("the reaper or the checker failed");
+      break;
+    }
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(control[0]);
+  ::close(control[1]);
+}
+
+// One whole check through SubprocessChecker::Dispatch at a sandbox level.
+void DispatchAt(benchmark::State& state, const std::string& level) {
+  HoldMemory(static_cast<size_t>(state.range(0)));
+  ProviderConfig p;
+  p.name = "bench";
+  p.command = {CheckerPath()};
+  p.sandbox_off = level == "off";
+  SubprocessOptions options;
+  options.bwrap = level == "landlock" ? "" : "bwrap";
+  options.remember_probe = false;
+  SubprocessChecker checker({p}, "", options);
+  const std::string got = checker.SandboxLevel(p);
+  if (level == "landlock" ? got.rfind("landlock", 0) != 0 : got != level) {
+    state.SkipWithError(("sandbox level " + level + " is not usable here (" + got + ")").c_str());
+    return;
+  }
+  CheckRequest r;
+  r.provider = "bench";
+  r.prompt = "check this\n";
+  r.timeout_ms = 20000;
+  r.card_id = "0001-bench";
+  r.edge = "designing->ready";
+  r.root = "/tmp/.devflow";
+  CpuMeter cpu(state);
+  for (auto _ : state) {
+    Result<CheckReply> reply = checker.Dispatch(r);
+    if (!reply.ok()) {
+      state.SkipWithError(reply.status().message().c_str());
+      break;
+    }
+  }
+}
+
+void DispatchOff(benchmark::State& s) { DispatchAt(s, "off"); }
+void DispatchLandlock(benchmark::State& s) { DispatchAt(s, "landlock"); }
+void DispatchBwrap(benchmark::State& s) { DispatchAt(s, "bwrap"); }
+
+}  // namespace
+}  // namespace devflow
+
+int main(int argc, char** argv) {
+  using namespace devflow;
+  // Memory size outermost, so each size is touched once and every variant runs at it.
+  for (int64_t mib : {8, 170, 1024}) {
+    const std::string at = "/" + std::to_string(mib);
+    struct Variant {
+      const char* name;
+      void (*fn)(benchmark::State&);
+    };
+    for (Variant v :
+         {Variant{"floor_posix_spawn", Floor}, Variant{"fork_exec", ForkExec},
+          Variant{"reaper_landlock", ReaperLandlock}, Variant{"dispatch_off", DispatchOff},
+          Variant{"dispatch_landlock", DispatchLandlock},
+          Variant{"dispatch_bwrap", DispatchBwrap}}) {
+      benchmark::RegisterBenchmark(v.name, v.fn)
+          ->Arg(mib)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.5);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
