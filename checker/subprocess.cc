@@ -38,6 +38,8 @@
 #include <exception>
 #include <filesystem>
 #include <iterator>
+#include <mutex>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -277,13 +279,12 @@ bool IsDeadlineGuard(pid_t pid) {
 // checker's whole tree; End() then reaps the reaper (it exits as soon as the tree is gone).
 // Runs on every path out of Dispatch, exceptions included.
 struct TreeEnd {
-  int control = -1;   // write end of the control pipe
-  pid_t reaper = -1;  // the spawned reaper, until it is reaped
-  int status = 0;     // its wait status once reaped
-  void Kill() {
-    if (control >= 0) ::close(control);
-    control = -1;
-  }
+  int control = -1;       // write end of the control pipe
+  pid_t reaper = -1;      // the spawned reaper, until it is reaped
+  int status = 0;         // its wait status once reaped
+  pid_t registered = -1;  // the reaper's pid while KillRunningChecks can see this check
+  void Register();
+  void Kill();
   // Reaps the reaper (blocking); true with `status` set, false when it was reaped already.
   bool Reap() {
     if (reaper <= 0) return false;
@@ -298,6 +299,46 @@ struct TreeEnd {
   }
   ~TreeEnd() { End(); }
 };
+
+// The checks running in this process, for KillRunningChecks (the server's drain). Leaked on
+// purpose: a worker thread may still end a check while the process exits.
+struct RunningChecks {
+  std::mutex mutex;
+  std::set<TreeEnd*> trees;
+  bool halted = false;  // KillRunningChecks ran: no Dispatch returns any more
+};
+RunningChecks& Running() {
+  static RunningChecks* running = new RunningChecks;
+  return *running;
+}
+
+void TreeEnd::Register() {
+  std::lock_guard<std::mutex> lock(Running().mutex);
+  registered = reaper;
+  Running().trees.insert(this);
+  // Started while KillRunningChecks ran: its tree goes too.
+  const char kill_now = 'k';
+  if (Running().halted && control >= 0) (void)!::write(control, &kill_now, 1);
+}
+
+void TreeEnd::Kill() {
+  std::lock_guard<std::mutex> lock(Running().mutex);
+  Running().trees.erase(this);
+  if (control >= 0) ::close(control);
+  control = -1;
+}
+
+// After KillRunningChecks the process is about to end: a check that returns now would let its
+// caller write a row or an answer after the drain's own `interrupted` rows. Never returns then.
+void BlockIfHalted() {
+  bool halted = false;
+  {
+    std::lock_guard<std::mutex> lock(Running().mutex);
+    halted = Running().halted;
+  }
+  if (!halted) return;
+  for (;;) ::pause();
+}
 
 std::string SignalName(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
@@ -607,7 +648,29 @@ const ProviderConfig* SubprocessChecker::Provider(const std::string& provider) c
   return it == providers_.end() ? nullptr : &it->second;
 }
 
+void KillRunningChecks() {
+  std::vector<pid_t> reapers;
+  {
+    std::lock_guard<std::mutex> lock(Running().mutex);
+    Running().halted = true;
+    for (TreeEnd* tree : Running().trees) {
+      // A byte on the control pipe: the reaper kills the whole tree and exits.
+      const char kill_now = 'k';
+      if (tree->control >= 0) (void)!::write(tree->control, &kill_now, 1);
+      reapers.push_back(tree->registered);
+    }
+  }
+  for (pid_t reaper : reapers) {
+    // WNOWAIT: the check's own thread reaps it; ECHILD when it has already.
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(reaper), &info, WEXITED | WNOWAIT) != 0 &&
+           errno == EINTR) {
+    }
+  }
+}
+
 Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
+  BlockIfHalted();
   auto found = providers_.find(request.provider);
   if (found == providers_.end()) {
     return Fault("subagent provider \"" + request.provider + "\" is not registered");
@@ -802,6 +865,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
                         "the checker reaper " + reaper_program + ": " + ErrorText(spawn_error));
     }
     tree.reaper = reaper_pid;
+    tree.Register();
     // The checker reports its pid (its process group) as soon as it is forked; the pipe's EOF
     // follows its exec.
     const StartReport started = ReadStartReport(report.fds[0]);
@@ -834,6 +898,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     run.WatchInterrupt();
     run.Loop();
     tree.End();
+    BlockIfHalted();
     {
       std::lock_guard<std::mutex> lock(last_stderr_mutex_);
       last_stderr_ = run.stderr_tail;

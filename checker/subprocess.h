@@ -53,6 +53,13 @@ struct SubprocessOptions {
 /// after a move for its ledger row (concurrent moves on other threads do not mix in).
 std::vector<std::string> TakeSandboxLevels();
 
+/// The server's drain (SIGTERM past `--drain-timeout-ms`): kills the whole tree of every check
+/// SubprocessChecker is running in this process (through each check's reaper) and returns once
+/// every reaper has exited, i.e. when nothing those checks started runs any more. From then on
+/// the process is ending: a Dispatch that was running, or that starts later, never returns
+/// (so no row or answer of its own follows the drain's `interrupted` rows). Thread-safe.
+void KillRunningChecks();
+
 /// Runs a provider's checker as a subprocess: argv from the provider (`command`, or for
 /// `builtin: <name>` the argv `{self, "checker", <name>, args...}`), the prompt on stdin, the
 /// reply from stdout, stdin written and stdout/stderr drained concurrently.

@@ -33,6 +33,7 @@
 #include <set>
 #include <thread>
 
+#include "checker/subprocess.h"
 #include "host/decision_ledger.h"
 #include "host/deployment/check_budget.h"
 #include "host/deployment/deployment.h"
@@ -394,12 +395,14 @@ class Core {
     drain_timer_.emplace(io_, std::chrono::milliseconds(options_.drain_timeout_ms));
     drain_timer_->async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
+      // The trees of the checks still running die first, and only then does the process end:
+      // when the server's exit is seen, nothing a check started runs any more.
+      KillRunningChecks();
       for (auto& [id, job] : in_flight_) WriteInterrupted(job);
       Log().Write("warn", {{"msg", "drain timeout: attempts still running were interrupted"},
                            {"interrupted", std::to_string(in_flight_.size()), true}});
       pool_.Abandon();
       std::cerr.flush();
-      // Checkers still running get SIGKILL from PR_SET_PDEATHSIG as the process ends.
       std::_Exit(kExitOk);
     });
   }

@@ -1,11 +1,13 @@
 // The admission server through its real binary: endpoints, the same bytes on disk as
 // `devflow-gate move`, bad input, bounded work, deadlines, reload and drain (docs/server.md).
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 
+#include "checker/checker_support.h"
 #include "server/serve_fixture.h"
 
 namespace devflow::server_test {
@@ -446,6 +448,37 @@ TEST_CASE("serve: a drain that times out writes an interrupted row for the attem
   CHECK(last["code"] == "interrupted");
   CHECK(last["card"] == ws.card());
   CHECK(last["ok"] == false);
+}
+
+TEST_CASE(
+    "serve: a drain that times out kills the hanging check's whole tree before the server exits") {
+  test::TempDir fifos;
+  const std::string held = fifos / "held";
+  REQUIRE(::mkfifo(held.c_str(), 0600) == 0);
+  // The checker leaves a setsid, double-forked sleeper holding `held` open and hangs itself.
+  Workspace ws(Config(Fixture("server/hang_tree.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws, {"--drain-timeout-ms", "100"});
+  HttpAnswer answer;
+  std::thread in_flight([&] { answer = server.Post("/v1/admit", AttemptBody(ws)); });
+  // A blocking writer's open returns once a reader holds the FIFO: the sleeper is in place.
+  int writer = ::open(held.c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(writer >= 0);
+  ::close(writer);
+  CHECK(server.serve->Stop(SIGTERM) == 0);
+  in_flight.join();
+  CHECK(answer.status == 0);
+  // The server has exited: nothing of the check may hold the FIFO (no reader: ENXIO at once).
+  int late = ::open(held.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  const int late_errno = late < 0 ? errno : 0;
+  if (late >= 0) ::close(late);
+  CHECK(late_errno == ENXIO);
+  auto rows = e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
+  REQUIRE(!rows.empty());
+  json last = json::parse(rows.back());
+  CHECK(last["code"] == "interrupted");
+  CHECK(last["card"] == ws.card());
+  test::KillProcessesOfCard(ws.card());  // whatever escaped (only when the check above fails)
 }
 
 TEST_CASE("serve: SIGTERM drains and exits 0, removing its socket") {
