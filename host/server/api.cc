@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "host/json_depth.h"
+#include "host/stages.h"
 
 namespace devflow {
 namespace {
@@ -94,7 +95,7 @@ bool GetString(const json& j, const char* name, bool required, std::optional<std
   return true;
 }
 
-bool GetInt(const json& j, const char* name, bool required, int64_t min,
+bool GetInt(const json& j, const char* name, bool required, int64_t min, int64_t max,
             std::optional<int64_t>& out, BodyError& error) {
   const json* f = Field(j, name);
   if (!f) return required ? Missing(name, error) : true;
@@ -102,8 +103,9 @@ bool GetInt(const json& j, const char* name, bool required, int64_t min,
     return WrongType(name, "an integer", error);
   }
   const int64_t v = f->get<int64_t>();
-  if (v < min) {
-    error = {name, "field \"" + std::string(name) + "\" must be at least " + std::to_string(min)};
+  if (v < min || v > max) {
+    error = {name, "field \"" + std::string(name) + "\" must be between " + std::to_string(min) +
+                       " and " + std::to_string(max)};
     return false;
   }
   out = v;
@@ -133,10 +135,11 @@ bool GetLocation(const json& j, const char* name, bool required, Location& out, 
   return true;
 }
 
-// An actor object {kind, name?, session?} (reference §1.6).
+// An actor object (reference §1.6, the store's DevActor): {kind:"human", name?},
+// {kind:"agent", session?}, {kind:"command", name?}. Like the store's decoder, an empty
+// optional field is refused; a field the kind does not have is an unknown field.
 bool GetActorObject(const json& f, const std::string& name, Actor& out, BodyError& error) {
   if (!f.is_object()) return WrongType(name, "an actor object {kind, name?, session?}", error);
-  if (!KnownOnly(f, {"kind", "name", "session"}, name + ".", error)) return false;
   const json* kind = Field(f, "kind");
   if (!kind) {
     error = {name + ".kind", "field \"" + name + ".kind\" is required"};
@@ -148,13 +151,81 @@ bool GetActorObject(const json& f, const std::string& name, Actor& out, BodyErro
     error = {name + ".kind", "field \"" + name + ".kind\" must be human, agent or command"};
     return false;
   }
-  out = Actor{kind->get<std::string>(), std::nullopt, std::nullopt};
-  for (const char* opt : {"name", "session"}) {
-    const json* v = Field(f, opt);
-    if (!v) continue;
-    if (!v->is_string()) return WrongType(name + "." + opt, "a string", error);
-    (std::string(opt) == "name" ? out.name : out.session) = v->get<std::string>();
+  const std::string k = kind->get<std::string>();
+  const char* opt = k == "agent" ? "session" : "name";
+  if (!KnownOnly(f, {"kind", opt}, name + ".", error)) return false;
+  out = Actor{k, std::nullopt, std::nullopt};
+  if (const json* v = Field(f, opt)) {
+    const std::string field = name + "." + opt;
+    if (!v->is_string()) return WrongType(field, "a string", error);
+    if (v->get<std::string>().empty()) {
+      error = {field, "field \"" + field + "\" must not be empty (omit it instead)"};
+      return false;
+    }
+    (k == "agent" ? out.session : out.name) = v->get<std::string>();
   }
+  return true;
+}
+
+// A card id: the directory name `<seq>-<slug>` (reference §1.1). Anything else could name no
+// card, or a path outside tasks/.
+bool GetCardId(const json& j, std::string& out, BodyError& error) {
+  std::optional<std::string> id;
+  if (!GetString(j, "id", true, id, error)) return false;
+  if (!IsValidCardId(*id)) {
+    error = {"id", "field \"id\" is not a card id (<seq>-<slug>, e.g. 0001-login)"};
+    return false;
+  }
+  out = *id;
+  return true;
+}
+
+// A root names a directory the server was started with; it is compared after making it
+// absolute, and the server's working directory is not the caller's: a relative root is refused.
+bool GetRoot(const json& j, bool required, std::optional<std::string>& out, BodyError& error) {
+  if (!GetString(j, "root", required, out, error)) return false;
+  if (out && (out->empty() || (*out)[0] != '/')) {
+    error = {"root", "field \"root\" must be an absolute path"};
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsStoreTimestamp(std::string_view at) {
+  // YYYY-MM-DDTHH:MM:SS.mmmZ: 24 characters, separators at fixed places, digits elsewhere.
+  static constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd.dddZ";
+  if (at.size() != kShape.size()) return false;
+  for (size_t i = 0; i < kShape.size(); ++i) {
+    if (kShape[i] == 'd' ? (at[i] < '0' || at[i] > '9') : at[i] != kShape[i]) return false;
+  }
+  auto num = [&](size_t pos, size_t n) {
+    int v = 0;
+    for (size_t i = pos; i < pos + n; ++i) v = v * 10 + (at[i] - '0');
+    return v;
+  };
+  const int year = num(0, 4), month = num(5, 2), day = num(8, 2);
+  if (month < 1 || month > 12 || day < 1) return false;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
+  // Date.prototype.toISOString never writes a leap second (60) or hour 24.
+  return num(11, 2) <= 23 && num(14, 2) <= 59 && num(17, 2) <= 59;
+}
+
+namespace {
+
+bool GetAt(const json& j, std::string& out, BodyError& error) {
+  std::optional<std::string> at;
+  if (!GetString(j, "at", true, at, error)) return false;
+  if (!IsStoreTimestamp(*at)) {
+    error = {"at",
+             "field \"at\" must be an ISO-8601 UTC timestamp with milliseconds as the store "
+             "writes it (YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. 2026-09-16T08:00:00.000Z)"};
+    return false;
+  }
+  out = *at;
   return true;
 }
 
@@ -181,28 +252,29 @@ std::optional<AdmitBody> ParseAdmitBody(std::string_view body, BodyError& error)
   }
   AdmitBody out;
   Attempt& a = out.admit.attempt;
-  std::optional<std::string> id, root, at, reason;
+  std::optional<std::string> root;
   std::optional<int64_t> revision;
-  if (!GetString(*j, "id", true, id, error)) return std::nullopt;
+  if (!GetCardId(*j, a.id, error)) return std::nullopt;
   if (!GetLocation(*j, "from", true, a.from, error)) return std::nullopt;
   if (!GetLocation(*j, "to", true, a.to, error)) return std::nullopt;
-  if (!GetInt(*j, "expectedRevision", true, 1, revision, error)) return std::nullopt;
+  if (!GetInt(*j, "expectedRevision", true, 1, kMaxRevision, revision, error)) {
+    return std::nullopt;
+  }
   const json* by = Field(*j, "by");
   if (!by) {
     Missing("by", error);
     return std::nullopt;
   }
   if (!GetActorObject(*by, "by", a.by, error)) return std::nullopt;
-  if (!GetString(*j, "reason", false, reason, error)) return std::nullopt;
-  if (!GetString(*j, "root", true, root, error)) return std::nullopt;
-  if (!GetString(*j, "at", true, at, error)) return std::nullopt;
+  if (!GetString(*j, "reason", false, a.reason, error)) return std::nullopt;
+  if (!GetRoot(*j, true, root, error)) return std::nullopt;
+  if (!GetAt(*j, a.at, error)) return std::nullopt;
   if (!GetBool(*j, "dryRun", out.admit.dry_run, error)) return std::nullopt;
-  if (!GetInt(*j, "deadlineMs", false, 1, out.deadline_ms, error)) return std::nullopt;
-  a.id = *id;
+  if (!GetInt(*j, "deadlineMs", false, 1, kMaxDeadlineMs, out.deadline_ms, error)) {
+    return std::nullopt;
+  }
   a.expected_revision = *revision;
-  a.reason = reason;
   a.root = *root;
-  a.at = *at;
   return out;
 }
 
@@ -215,9 +287,7 @@ std::optional<MovesBody> ParseMovesBody(std::string_view body, BodyError& error)
   }
   MovesBody out;
   MoveRequest& m = out.move;
-  std::optional<std::string> id;
-  if (!GetString(*j, "id", true, id, error)) return std::nullopt;
-  m.id = *id;
+  if (!GetCardId(*j, m.id, error)) return std::nullopt;
   if (!GetLocation(*j, "to", true, m.to, error)) return std::nullopt;
   if (const json* by = Field(*j, "by")) {
     if (by->is_string()) {
@@ -232,10 +302,14 @@ std::optional<MovesBody> ParseMovesBody(std::string_view body, BodyError& error)
     }
   }
   if (!GetString(*j, "reason", false, m.reason, error)) return std::nullopt;
-  if (!GetInt(*j, "expectRevision", false, 1, m.expected_revision, error)) return std::nullopt;
+  if (!GetInt(*j, "expectRevision", false, 1, kMaxRevision, m.expected_revision, error)) {
+    return std::nullopt;
+  }
   if (!GetBool(*j, "dryRun", m.dry_run, error)) return std::nullopt;
-  if (!GetString(*j, "root", false, out.root, error)) return std::nullopt;
-  if (!GetInt(*j, "deadlineMs", false, 1, out.deadline_ms, error)) return std::nullopt;
+  if (!GetRoot(*j, false, out.root, error)) return std::nullopt;
+  if (!GetInt(*j, "deadlineMs", false, 1, kMaxDeadlineMs, out.deadline_ms, error)) {
+    return std::nullopt;
+  }
   return out;
 }
 

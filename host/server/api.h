@@ -19,8 +19,21 @@ struct BodyError {
   std::string message;
 };
 
+/// The largest deadline a request may ask for, in ms (header or deadlineMs): 2^31 - 1, the
+/// longest timer node (the TypeScript caller) can set; beyond it a deadline would mean "never".
+inline constexpr int64_t kMaxDeadlineMs = 2147483647;
+/// The largest revision a body may name: 2^53 - 1, the store's revisions are JS numbers.
+inline constexpr int64_t kMaxRevision = 9007199254740991;
+
+/// True when `at` has exactly the form the TypeScript store writes (Date.toISOString):
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, UTC, a real calendar date (leap years), hours 00-23, minutes and
+/// seconds 00-59. Reference §1.7 / §2.1: it becomes the journal entry's `at`.
+bool IsStoreTimestamp(std::string_view at);
+
 /// POST /v1/admit: a TransitionAttempt {id, from, to, expectedRevision, by, reason?, root, at}
-/// plus dryRun? and deadlineMs?.
+/// plus dryRun? and deadlineMs?. Each field is checked as docs/openapi.yaml says: id a card id,
+/// from/to locations, expectedRevision 1..kMaxRevision, by a DevActor of its kind's fields
+/// (no empty name/session), root absolute, at IsStoreTimestamp, deadlineMs 1..kMaxDeadlineMs.
 struct AdmitBody {
   AdmitRequest admit;
   std::optional<int64_t> deadline_ms;
@@ -28,7 +41,8 @@ struct AdmitBody {
 std::optional<AdmitBody> ParseAdmitBody(std::string_view body, BodyError& error);
 
 /// POST /v1/moves: {id, to, by?, reason?, expectRevision?, dryRun?, root?, deadlineMs?}.
-/// `by` is an actor object or the CLI's "kind[:name]" text; default human.
+/// `by` is an actor object or the CLI's "kind[:name]" text; default human. The same field
+/// rules as ParseAdmitBody (root, when given, absolute).
 struct MovesBody {
   MoveRequest move;
   std::optional<std::string> root;

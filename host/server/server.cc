@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -307,6 +308,31 @@ class Core {
     return Status::Ok();
   }
 
+  // What is decided from a request's headers alone, before its body is read (and before a
+  // `100 Continue` invites it): the bearer token on TCP. A refusal is answered without reading
+  // the body. The body's size is Beast's (body_limit at the Content-Length header: 413).
+  std::optional<Reply> Screen(const http::request_header<>& req, const PeerInfo& peer) {
+    if (!peer.tcp || token_.empty()) return std::nullopt;
+    auto auth = req.find(http::field::authorization);
+    std::string_view presented;
+    if (auth != req.end()) presented = std::string_view(auth->value().data(), auth->value().size());
+    const std::string_view prefix = "Bearer ";
+    const bool ok = presented.size() > prefix.size() &&
+                    presented.substr(0, prefix.size()) == prefix &&
+                    SameToken(presented.substr(prefix.size()), token_);
+    if (ok) return std::nullopt;
+    std::string_view target(req.target().data(), req.target().size());
+    const std::string endpoint = EndpointName(std::string(target.substr(0, target.find('?'))));
+    Reply r = ErrorReply(401, "Authorization",
+                         "a bearer token is required: send Authorization: Bearer <token>");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    Log().Write("warn", {{"msg", "request refused: no valid bearer token"},
+                         {"peer", peer.peer},
+                         {"endpoint", endpoint}});
+    metrics_.Request(endpoint, r.status);
+    return r;
+  }
+
   // Answers one request; `done` runs on the I/O thread.
   void Handle(http::request<http::string_body>& req, const PeerInfo& peer,
               std::function<void(Reply)> done) {
@@ -322,24 +348,6 @@ class Core {
       metrics_.Request(endpoint, r.status);
       done(std::move(r));
     };
-    if (peer.tcp && !token_.empty()) {
-      auto auth = req.find(http::field::authorization);
-      std::string_view presented;
-      if (auth != req.end())
-        presented = std::string_view(auth->value().data(), auth->value().size());
-      const std::string_view prefix = "Bearer ";
-      bool ok = presented.size() > prefix.size() && presented.substr(0, prefix.size()) == prefix &&
-                SameToken(presented.substr(prefix.size()), token_);
-      if (!ok) {
-        Reply r = ErrorReply(401, "Authorization",
-                             "a bearer token is required: send Authorization: Bearer <token>");
-        r.headers.emplace_back("WWW-Authenticate", "Bearer");
-        Log().Write("warn", {{"msg", "request refused: no valid bearer token"},
-                             {"peer", peer.peer},
-                             {"endpoint", endpoint}});
-        return finish(std::move(r));
-      }
-    }
     const bool get = req.method() == http::verb::get;
     const bool post = req.method() == http::verb::post;
     if (path == "/healthz" && get) return finish(JsonReply(200, "{\"ok\":true}"));
@@ -360,9 +368,10 @@ class Core {
         char* end = nullptr;
         errno = 0;
         long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || errno != 0 || n < 1) {
+        if (v.empty() || *end != '\0' || errno != 0 || n < 1 || n > kMaxDeadlineMs) {
           return finish(ErrorReply(400, "X-Devflow-Deadline-Ms",
-                                   "header X-Devflow-Deadline-Ms must be a positive integer (ms)"));
+                                   "header X-Devflow-Deadline-Ms must be an integer from 1 to " +
+                                       std::to_string(kMaxDeadlineMs) + " (ms)"));
         }
         header_deadline = n;
       }
@@ -781,8 +790,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   // kept-alive connection within --idle-timeout-ms of the previous answer.
   void Start() { Read(core_.options().read_timeout_ms); }
 
-  // A peer refused at accept gets one answer to its first request and the connection closes
-  // (read first: closing a unix socket with unread data resets the peer before it reads).
+  // A peer refused at accept gets one answer when its first request's headers are in, and the
+  // connection closes (LingerClose: its body, if any, is never read).
   void Refuse(int status, const std::string& message) {
     refusal_ = ErrorReply(status, "", message);
     Start();
@@ -801,9 +810,41 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         beast::bind_front_handler(&Session::OnHeader, this->shared_from_this()));
   }
 
+  // The headers are in: refusals that need no body are answered now, with the body unread
+  // (a peer refused at accept, a missing bearer token); otherwise `Expect: 100-continue` is
+  // answered (RFC 9110 §10.1.1) and the body is read within --read-timeout-ms.
   void OnHeader(beast::error_code ec, size_t) {
     if (ec) return OnError(ec);
+    std::optional<Reply> refused = std::move(refusal_);
+    refusal_.reset();
+    if (!refused) refused = core_.Screen(parser_->get(), peer_);
+    if (refused) return Write(std::move(*refused), false, /*unread=*/true);
     stream_.expires_after(std::chrono::milliseconds(core_.options().read_timeout_ms));
+    const auto& req = parser_->get();
+    auto expect = req.find(http::field::expect);
+    const bool has_body =
+        parser_->chunked() || (parser_->content_length() && *parser_->content_length() > 0);
+    if (expect != req.end() && req.version() >= 11 && !parser_->is_done()) {
+      if (!beast::iequals(expect->value(), "100-continue")) {
+        return Write(ErrorReply(417, "Expect",
+                                "only Expect: 100-continue is understood, not \"" +
+                                    std::string(expect->value()) + "\""),
+                     false, /*unread=*/true);
+      }
+      if (has_body) {
+        static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        auto self = this->shared_from_this();
+        return asio::async_write(stream_, asio::buffer(kContinue),
+                                 [self](beast::error_code ec, size_t) {
+                                   if (ec) return self->Close();
+                                   self->ReadBody();
+                                 });
+      }
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::OnRead, this->shared_from_this()));
   }
@@ -823,22 +864,23 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       }
       return Close();
     }
+    // A Content-Length past the limit fails here, at the header, before any of the body is
+    // read (and before any `100 Continue`); a chunked body fails when it grows past the limit.
     if (ec == http::error::body_limit) {
       return Write(ErrorReply(413, "",
                               "the body exceeds " + std::to_string(core_.options().max_body_bytes) +
                                   " bytes"),
-                   false);
+                   false, /*unread=*/true);
     }
     if (ec == http::error::header_limit) {
-      return Write(ErrorReply(431, "", "the request headers exceed 16384 bytes"), false);
+      return Write(ErrorReply(431, "", "the request headers exceed 16384 bytes"), false, true);
     }
-    return Write(ErrorReply(400, "", "malformed HTTP request: " + ec.message()), false);
+    return Write(ErrorReply(400, "", "malformed HTTP request: " + ec.message()), false, true);
   }
 
   void OnRead(beast::error_code ec, size_t) {
     if (ec) return OnError(ec);
     stream_.expires_never();
-    if (refusal_) return Write(std::move(*refusal_), false);
     request_ = parser_->release();
     const bool keep = request_.keep_alive();
     auto self = this->shared_from_this();
@@ -847,7 +889,9 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     });
   }
 
-  void Write(Reply r, bool keep_alive) {
+  // `unread`: the request's body may still be on its way; the connection then closes by
+  // LingerClose, so that the peer reads this answer rather than a reset.
+  void Write(Reply r, bool keep_alive, bool unread = false) {
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(11);
     res->result(static_cast<http::status>(r.status));
@@ -860,15 +904,44 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     stream_.expires_after(std::chrono::milliseconds(core_.options().read_timeout_ms));
     auto self = this->shared_from_this();
     ++shared_->writes;
-    http::async_write(stream_, *res, [self, res, keep_alive](beast::error_code ec, size_t) {
+    http::async_write(stream_, *res, [self, res, keep_alive, unread](beast::error_code ec, size_t) {
       --self->shared_->writes;
-      if (ec || !keep_alive) {
+      if (!ec && unread) {
+        self->LingerClose();
+      } else if (ec || !keep_alive) {
         self->Close();
       } else {
         self->Read(self->core_.options().idle_timeout_ms);
       }
       if (self->shared_->written) self->shared_->written();
     });
+  }
+
+  // Closing a socket with unread bytes in its receive queue resets the connection (TCP sends
+  // RST, and the peer may lose the answer it has not read yet). So: stop sending, discard what
+  // still arrives (never parsed, never kept) until the peer closes, at most --read-timeout-ms and
+  // kLingerBytes, then close.
+  void LingerClose() {
+    static constexpr size_t kLingerBytes = 4 << 20;
+    beast::error_code ignored;
+    stream_.socket().shutdown(Protocol::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::milliseconds(core_.options().read_timeout_ms));
+    auto self = this->shared_from_this();
+    auto discard = std::make_shared<std::array<char, 16384>>();
+    auto drained = std::make_shared<size_t>(0);
+    auto step = std::make_shared<std::function<void()>>();
+    *step = [self, discard, drained, step] {
+      self->stream_.async_read_some(asio::buffer(*discard),
+                                    [self, discard, drained, step](beast::error_code ec, size_t n) {
+                                      *drained += n;
+                                      if (ec || *drained > kLingerBytes) {
+                                        *step = nullptr;  // breaks the cycle
+                                        return self->Close();
+                                      }
+                                      (*step)();
+                                    });
+    };
+    (*step)();
   }
 
   void Close() {
