@@ -10,9 +10,14 @@ Measures, against one `devflow-gate serve` on loopback TCP:
   admit-hit   wrk -t2 -c32 on POST /v1/admit dryRun answered from the verdict cache
               (decisions/s and p99; targets >= 10,000/s and p99 <= 5 ms on 2 cores)
   cli-hit     the same cache-hit decision as `devflow-gate move --dry-run`, N times (per s)
-Environment: BENCH_N (200), BENCH_SECONDS (10).
+  slow        BENCH_SLOW (1000) concurrent POST /v1/admit dry runs on as many cards, each a cache
+              miss whose checker sleeps 1 s, with --max-checks 64: all answered and allowed (none
+              faulted), the server's fds back to the baseline after, its peak RSS (<= 100 MiB)
+  flat        BENCH_FLAT (100000) cache-hit dry-run admits (wrk in slices): RSS and fds sampled
+              after each slice (flat = the last sample equals the one after the first slice)
+Environment: BENCH_N (200), BENCH_SECONDS (10), BENCH_SLOW (1000), BENCH_FLAT (100000).
 """
-import http.client, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import asyncio, http.client, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
 here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(here)
@@ -22,6 +27,8 @@ if not gate:
     sys.exit("bench: no devflow-gate binary; build one or pass its path")
 N = int(os.environ.get("BENCH_N", "200"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
+SLOW = int(os.environ.get("BENCH_SLOW", "1000"))
+FLAT = int(os.environ.get("BENCH_FLAT", "100000"))
 ws = tempfile.mkdtemp(prefix="dg-bench-server-")
 checker = os.path.join(ws, "allow_checker")
 subprocess.run(["cc", "-O2", "-o", checker, os.path.join(here, "allow_checker.c")], check=True)
@@ -31,8 +38,8 @@ def run(*args):
     return subprocess.run([gate, *args], cwd=ws, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def config(cache):
-    y = f"providers:\n  checker:\n    command: ['{checker}']\n    sandbox: off\n"
+def config(cache, args=""):
+    y = f"providers:\n  checker:\n    command: ['{checker}'{args}]\n    sandbox: off\n"
     y += "plugins:\n  - id: devflow-agent-gate\n    config:\n      edges:\n"
     y += "        'designing->ready':\n          provider: checker\n          inputs: [design]\n"
     y += "          prompt: Check the design.\n      checkTimeoutMs: 20000\n"
@@ -57,9 +64,9 @@ with open(os.path.join(ws, "nocache.yaml"), "w") as f:
     f.write(config(False))
 
 
-def serve(config_file):
+def serve(config_file, *extra):
     p = subprocess.Popen([gate, "--root", root, "--config", config_file, "serve", "--listen", "127.0.0.1:0",
-                          "--max-checks", "4"], cwd=ws, stderr=subprocess.PIPE, text=True)
+                          *(extra or ("--max-checks", "4"))], cwd=ws, stderr=subprocess.PIPE, text=True)
     port = None
     for line in p.stderr:
         if '"listening"' in line:
@@ -110,9 +117,15 @@ with open(lua, "w") as f:
     f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = %s\n'
             % json.dumps(attempt(cards["hit"])))
 wrk_out = ""
+perf = None
+if os.environ.get("BENCH_PERF"):  # perf record of the server during the wrk run (BENCH_PERF=FILE)
+    perf = subprocess.Popen(["perf", "record", "-g", "-o", os.environ["BENCH_PERF"], "-p", str(srv.pid)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 if shutil.which("wrk"):
     wrk_out = subprocess.run(["wrk", "-t2", "-c32", f"-d{SECONDS}s", "--latency", "-s", lua,
                               f"http://127.0.0.1:{port}/v1/admit"], capture_output=True, text=True).stdout
+if perf:
+    perf.send_signal(2); perf.wait()
 conn.request("GET", "/metrics")
 metrics = conn.getresponse().read().decode()
 rss_kib = int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{srv.pid}/status").read()).group(1))
@@ -124,6 +137,82 @@ t = time.perf_counter()
 for _ in range(N):
     run("move", cards["hit"], "ready", "--dry-run")
 cli_s = time.perf_counter() - t
+
+
+
+def proc_status(pid):
+    st = open(f"/proc/{pid}/status").read()
+    kib = lambda key: int(re.search(key + r":\s+(\d+)", st).group(1))
+    return kib("VmRSS"), kib("VmHWM"), len(os.listdir(f"/proc/{pid}/fd"))
+
+
+# flat: RSS and fds across FLAT cache-hit admits, in wrk slices
+flat = []
+if shutil.which("wrk") and FLAT > 0:
+    srv, port = serve(os.path.join(ws, "devflow-gate.yaml"))
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    conn.request("POST", "/v1/admit", attempt(cards["hit"]), {"Content-Type": "application/json"})
+    conn.getresponse().read()
+    conn.close()
+    served = 0
+    while served < FLAT:
+        out = subprocess.run(["wrk", "-t2", "-c32", "-d2s", "-s", lua, f"http://127.0.0.1:{port}/v1/admit"],
+                             capture_output=True, text=True).stdout
+        served += int(re.search(r"(\d+) requests in", out).group(1))
+        for _ in range(40):  # wrk's connections close as it exits: let the server see it (bounded)
+            rss, _, fds = proc_status(srv.pid)
+            if not flat or fds <= flat[0][2]:
+                break
+            time.sleep(0.05)
+        flat.append((served, rss, fds))
+    srv.terminate(); srv.wait()
+
+# slow: SLOW concurrent cache-miss admits on SLOW cards, each checker sleeping 1 s, --max-checks 64
+slow = None
+if SLOW > 0:
+    with open(os.path.join(ws, "slow.yaml"), "w") as f:
+        f.write(config(False, ", '1000'"))
+    tasks = os.path.join(root, "tasks")
+    src = os.path.join(tasks, cards["miss"])
+    slug = cards["miss"].split("-", 1)[1]
+    ids = []
+    for i in range(SLOW):
+        cid = f"{9000 + i:05d}-{slug}"
+        if not os.path.exists(os.path.join(tasks, cid)):
+            shutil.copytree(src, os.path.join(tasks, cid), symlinks=True)
+        ids.append(cid)
+    srv, port = serve(os.path.join(ws, "slow.yaml"), "--max-checks", "64", "--max-queue", str(SLOW))
+    _, _, fds_before = proc_status(srv.pid)
+
+    async def one(cid):
+        r, w = await asyncio.open_connection("127.0.0.1", port)
+        body = attempt(cid).encode()
+        w.write(b"POST /v1/admit HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        await w.drain()
+        raw = await r.read()
+        w.close()
+        head, _, payload = raw.partition(b"\r\n\r\n")
+        return int(head[9:12]), payload
+
+    async def all_of():
+        return await asyncio.gather(*(one(cid) for cid in ids))
+
+    t = time.perf_counter()
+    answers = asyncio.run(all_of())
+    slow_s = time.perf_counter() - t
+    allowed = sum(1 for st, p in answers if st == 200 and json.loads(p).get("allowed") is True)
+    faulted = sum(1 for st, p in answers if st == 200 and "park" in json.loads(p))
+    statuses = sorted({st for st, _ in answers})
+    # The last answer is written before its connection closes: wait (bounded) for the server's
+    # side of the connections to go.
+    for _ in range(100):
+        rss_now, hwm, fds_after = proc_status(srv.pid)
+        if fds_after <= fds_before:
+            break
+        time.sleep(0.05)
+    slow = (SLOW, allowed, faulted, statuses, slow_s, fds_before, fds_after, hwm)
+    srv.terminate(); srv.wait()
 
 med_bare, med_miss = statistics.median(bare), statistics.median(miss)
 print(f"bare checker           median {med_bare:.3f} ms  (N={N})")
@@ -141,4 +230,13 @@ if rps:
     print(f"server / CLI           {float(rps.group(1)) / (N / cli_s):.1f}x")
 not_written = re.search(r"devflow_gate_ledger_rows_not_written_total (\d+)", metrics).group(1)
 print(f"server after the run   RSS {rss_kib / 1024:.1f} MiB, {fds} fds; ledger rows not written: {not_written}")
+if flat:
+    print(f"flat over {flat[-1][0]} cache-hit admits: RSS {flat[0][1] / 1024:.1f} -> {flat[-1][1] / 1024:.1f} MiB, "
+          f"fds {flat[0][2]} -> {flat[-1][2]} (after {flat[0][0]} and after {flat[-1][0]} requests; "
+          f"RSS samples {', '.join(f'{r / 1024:.1f}' for _, r, _ in flat)})")
+if slow:
+    n, allowed, faulted, statuses, secs, fb, fa, hwm = slow
+    print(f"slow checks (1 s each) {n} concurrent, --max-checks 64: {allowed} allowed, {faulted} faulted, "
+          f"statuses {statuses}, {secs:.1f} s (floor {n / 64:.1f} s); fds {fb} -> {fa}; peak RSS {hwm / 1024:.1f} MiB "
+          f"(target <= 100 MiB)")
 shutil.rmtree(ws, ignore_errors=True)
