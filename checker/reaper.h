@@ -15,12 +15,16 @@
 //     /dev/null);
 //  3. C: writes its pid on the report pipe, takes its own process group, default signals,
 //     PR_SET_PDEATHSIG(SIGKILL) tied to R, ApplyConfinement, marks every fd above 2
-//     close-on-exec and execs; on a failure it reports the errno and _exits 127;
-//  4. R waits on C's pidfd and on the control pipe: C exits, or the control pipe gives a byte
-//     or EOF (the host asks, or the host is gone): R SIGKILLs C's group and then every child it
-//     has (orphans are re-parented to R), reaps, repeats until none is left, and ends with C's
-//     wait status (the same exit code, or the same signal).
-// So when the host sees R exit, nothing the checker started is running.
+//     close-on-exec but kPassFd and execs; on a failure it reports the errno and _exits 127;
+//  4. R waits on C's pidfd and on the control pipe. kTerminate on the pipe: R sends SIGTERM to
+//     C's group and waits on. C exits, or the pipe gives kKill or EOF (the host asks, or the
+//     host is gone): R SIGKILLs C's group and then every child it has (orphans are re-parented
+//     to R), reaps, repeats until none is left, and ends with C's wait status (the same exit
+//     code, or the same signal). R leaves C a zombie until it has signalled C's group, so the
+//     group it signals is never a recycled number.
+// So when the host sees R exit, nothing the checker started is running; and the host never
+// signals the checker's group itself (a group number it holds may be another's once R has
+// reaped C): every signal to the tree goes through R.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +46,7 @@ enum Arg : int {
   kOpenFiles,
   kRulesetFd,  // Landlock ruleset, or -1
   kFilterFd,   // memfd with the seccomp program, or -1
+  kPassFd,     // an fd the checker keeps across its exec (bubblewrap's --seccomp FD), or -1
   kSeparator,  // "--"
   kExecutable,
 };
@@ -55,6 +60,10 @@ struct Report {
 inline constexpr int32_t kCheckerPid = 1;    // value: the checker's pid (= its process group)
 inline constexpr int32_t kCheckerError = 2;  // value: errno of the checker's setup or exec
 inline constexpr int32_t kReaperError = 3;   // value: errno of the reaper's own setup or fork
+
+/// Requests on the control pipe (one byte each); EOF means kKill.
+inline constexpr char kTerminate = 't';  // SIGTERM to the checker's group (the deadline)
+inline constexpr char kKill = 'k';       // kill the whole tree now and exit
 
 /// Exit code of a reaper whose own setup failed, and of a checker that could not exec.
 inline constexpr int kStartFailed = 127;

@@ -281,9 +281,11 @@ Result<int> BuildSeccompFilter(bool network) {
   } release{ctx};
   // io_uring can open sockets without socket(2) (cpp-notes §3); no checker needs it.
   int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(io_uring_setup), 0);
+  // Without the network no socket at all: a pathname Unix socket (the gate's own `serve`, any
+  // host service) is reachable through the read-only root, and Landlock cannot deny connect(2)
+  // on one. socketpair(2) stays: it reaches nothing outside the process tree.
   if (rc == 0 && !network) {
-    rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
-                            SCMP_A0_32(SCMP_CMP_NE, AF_UNIX));
+    rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 0);
   }
   if (rc != 0) return SandboxError("seccomp_rule_add", -rc);
   int fd = ::memfd_create("devflow-gate-seccomp", MFD_CLOEXEC);
@@ -353,6 +355,7 @@ std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std:
   for (const char* flag : {"--die-with-parent", "--new-session", "--cap-drop", "ALL"}) {
     argv.push_back(flag);
   }
+  if (spec.seccomp_fd >= 0) argv.insert(argv.end(), {"--seccomp", std::to_string(spec.seccomp_fd)});
   if (!spec.workspace.empty())
     argv.insert(argv.end(), {"--ro-bind", spec.workspace, spec.workspace});
   if (!spec.scratch.empty()) argv.insert(argv.end(), {"--bind", spec.scratch, spec.scratch});
@@ -378,15 +381,18 @@ ResourceLimits LimitsFor(int64_t timeout_ms, int64_t cpu_override_s, int64_t fil
 ChildConfinement::ChildConfinement(ChildConfinement&& other) noexcept
     : limits_(other.limits_),
       ruleset_fd_(std::exchange(other.ruleset_fd_, -1)),
-      filter_fd_(std::exchange(other.filter_fd_, -1)) {}
+      filter_fd_(std::exchange(other.filter_fd_, -1)),
+      pass_fd_(std::exchange(other.pass_fd_, -1)) {}
 
 ChildConfinement& ChildConfinement::operator=(ChildConfinement&& other) noexcept {
   if (this != &other) {
     if (ruleset_fd_ >= 0) ::close(ruleset_fd_);
     if (filter_fd_ >= 0) ::close(filter_fd_);
+    if (pass_fd_ >= 0) ::close(pass_fd_);
     limits_ = other.limits_;
     ruleset_fd_ = std::exchange(other.ruleset_fd_, -1);
     filter_fd_ = std::exchange(other.filter_fd_, -1);
+    pass_fd_ = std::exchange(other.pass_fd_, -1);
   }
   return *this;
 }
@@ -394,11 +400,23 @@ ChildConfinement& ChildConfinement::operator=(ChildConfinement&& other) noexcept
 ChildConfinement::~ChildConfinement() {
   if (ruleset_fd_ >= 0) ::close(ruleset_fd_);
   if (filter_fd_ >= 0) ::close(filter_fd_);
+  if (pass_fd_ >= 0) ::close(pass_fd_);
 }
 
 ChildConfinement ChildConfinement::LimitsOnly(const ResourceLimits& limits) {
   ChildConfinement c;
   c.limits_ = limits;
+  return c;
+}
+
+Result<ChildConfinement> ChildConfinement::Bwrap(const ResourceLimits& limits, bool network) {
+  ChildConfinement c;
+  c.limits_ = limits;
+  auto filter = BuildSeccompFilter(network);
+  if (!filter.ok()) return filter.status();
+  c.pass_fd_ = *filter;
+  // bubblewrap reads the program from the fd's offset to its end.
+  if (::lseek(c.pass_fd_, 0, SEEK_SET) != 0) return SandboxError("lseek seccomp memfd", errno);
   return c;
 }
 

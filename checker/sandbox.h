@@ -78,14 +78,16 @@ struct BwrapSpec {
   std::string scratch;    // bound writable at its real path (HOME, TMPDIR); empty: none
   bool network = false;   // keep the host network namespace (`--share-net`)
   std::string env;        // env(1): the command runs as `env -u PWD -- command...`; empty: not
+  int seccomp_fd = -1;    // bubblewrap applies the seccomp program read from this fd (`--seccomp
+                          // FD`, the fd open in bubblewrap, at offset 0); -1: none
 };
 
 /// The full argv that runs `command` (command[0] absolute) inside bubblewrap:
 /// `bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all [--share-net] --die-with-parent
-/// --new-session --cap-drop ALL [--ro-bind WS WS] [--bind SCRATCH SCRATCH] [--chdir WS] --
-/// [ENV -u PWD --] command...`. The workspace and scratch binds come after every other mount,
-/// so no later mount can hide them. Bubblewrap always sets PWD; env(1) removes it again so
-/// the checker's environment stays exactly the SPEC §5 one.
+/// --new-session --cap-drop ALL [--seccomp FD] [--ro-bind WS WS] [--bind SCRATCH SCRATCH]
+/// [--chdir WS] -- [ENV -u PWD --] command...`. The workspace and scratch binds come after every
+/// other mount, so no later mount can hide them. Bubblewrap always sets PWD; env(1) removes it
+/// again so the checker's environment stays exactly the SPEC §5 one.
 std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std::string>& command);
 
 /// Limits for a check with wall-clock deadline `timeout_ms`: CPU soft = ceil(timeout s) + 1,
@@ -107,14 +109,23 @@ class ChildConfinement {
   ChildConfinement& operator=(const ChildConfinement&) = delete;
   ~ChildConfinement();
 
-  /// Only resource limits (levels "bwrap", "none", "off").
+  /// Only resource limits (levels "none", "off").
   static ChildConfinement LimitsOnly(const ResourceLimits& limits);
+  /// Limits + the seccomp program of a bubblewrap-confined checker (the same filter as at the
+  /// Landlock level, see Landlock()), in a memfd at offset 0 that the reaper does not apply but
+  /// hands to bubblewrap (`--seccomp FD`, BwrapSpec::seccomp_fd; pass_fd()). So at both levels
+  /// a checker without `network` cannot open any socket (a pathname Unix socket such as the
+  /// gate's own server's is reachable through the read-only root otherwise), and every confined
+  /// checker runs under one seccomp filter more than the host that started it (the server's peer
+  /// check, host/server/peer.h). Errors as Landlock().
+  static Result<ChildConfinement> Bwrap(const ResourceLimits& limits, bool network);
   /// Limits + Landlock (ABI `landlock_abi` >= 1: write rights handled, granted only beneath
   /// `scratch` and on /dev/null; at ABI >= 4 TCP bind/connect handled and never granted unless
   /// `network`; at ABI >= 6 abstract unix sockets and signals scoped to the sandbox) + a seccomp
-  /// filter (always io_uring_setup -> ENOSYS; unless `network`, socket(domain != AF_UNIX) ->
-  /// EACCES) built with libseccomp and exported as BPF into a memfd. Errors: code "sandbox",
-  /// message naming the step and the OS error, e.g. `landlock_create_ruleset: Invalid argument`.
+  /// filter (always io_uring_setup -> ENOSYS; unless `network`, socket() of every domain, Unix
+  /// included, -> EACCES; socketpair stays) built with libseccomp and exported as BPF into a memfd.
+  /// Errors: code "sandbox", message naming the step and the OS error, e.g.
+  /// `landlock_create_ruleset: Invalid argument`.
   static Result<ChildConfinement> Landlock(const ResourceLimits& limits, int landlock_abi,
                                            const std::string& scratch, bool network);
 
@@ -124,11 +135,15 @@ class ChildConfinement {
   /// A memfd holding the seccomp program (struct sock_filter[], from offset 0 to its size), or
   /// -1 (no seccomp).
   int filter_fd() const { return filter_fd_; }
+  /// A memfd holding the seccomp program that the checker's wrapper (bubblewrap) applies itself,
+  /// kept open across the checker's exec; or -1.
+  int pass_fd() const { return pass_fd_; }
 
  private:
   ResourceLimits limits_;
   int ruleset_fd_ = -1;
   int filter_fd_ = -1;
+  int pass_fd_ = -1;
 };
 
 }  // namespace devflow

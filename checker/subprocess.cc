@@ -39,6 +39,7 @@
 #include <filesystem>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -284,7 +285,12 @@ struct TreeEnd {
   int status = 0;         // its wait status once reaped
   pid_t registered = -1;  // the reaper's pid while KillRunningChecks can see this check
   void Register();
+  // Every signal to the checker's tree goes through the reaper (checker/reaper.h step 4): it
+  // alone knows whether the checker's group number is still the checker's.
   void Kill();
+  void Terminate() {
+    if (control >= 0) (void)!::write(control, &reaper::kTerminate, 1);
+  }
   // Reaps the reaper (blocking); true with `status` set, false when it was reaped already.
   bool Reap() {
     if (reaper <= 0) return false;
@@ -317,8 +323,7 @@ void TreeEnd::Register() {
   registered = reaper;
   Running().trees.insert(this);
   // Started while KillRunningChecks ran: its tree goes too.
-  const char kill_now = 'k';
-  if (Running().halted && control >= 0) (void)!::write(control, &kill_now, 1);
+  if (Running().halted && control >= 0) (void)!::write(control, &reaper::kKill, 1);
 }
 
 void TreeEnd::Kill() {
@@ -470,7 +475,7 @@ struct Run {
           }
           if (static_cast<int64_t>(reply.size() + n) > request.max_reply_bytes) {
             reply_over = true;
-            ::kill(-pgid, SIGKILL);
+            tree->Kill();
             boost::system::error_code ignored;
             stdout_pipe.close(ignored);
             stdout_done = true;
@@ -507,7 +512,7 @@ struct Run {
       Terminate();
       term_timer.expires_after(Ms(options.term_grace_ms));
       term_timer.async_wait([this](const boost::system::error_code& ec2) {
-        if (!ec2) ::kill(-pgid, SIGKILL);
+        if (!ec2) tree->Kill();
       });
     });
   }
@@ -532,7 +537,7 @@ struct Run {
         return;
       }
     }
-    ::kill(-pgid, SIGTERM);
+    tree->Terminate();
   }
 
   // The reaper's pidfd becomes readable when it has exited, i.e. when nothing of the tree runs.
@@ -543,9 +548,8 @@ struct Run {
                              // A failed wait is reported as a kill, never as success.
                              native_status = !ec && tree->Reap() ? tree->status : SIGKILL;
                              term_timer.cancel();
-                             // Whatever the checker left behind in its group dies with it
-                             // (cpp-notes §1.5 item 4).
-                             ::kill(-pgid, SIGKILL);
+                             // Nothing of the tree runs any more (the reaper's contract), and
+                             // the group's number may be another's by now: no kill here.
                              eof_timer.expires_after(Ms(options.eof_grace_ms));
                              eof_timer.async_wait([this](const boost::system::error_code& ec2) {
                                if (!ec2) ClosePipes();
@@ -655,8 +659,7 @@ void KillRunningChecks() {
     Running().halted = true;
     for (TreeEnd* tree : Running().trees) {
       // A byte on the control pipe: the reaper kills the whole tree and exits.
-      const char kill_now = 'k';
-      if (tree->control >= 0) (void)!::write(tree->control, &kill_now, 1);
+      if (tree->control >= 0) (void)!::write(tree->control, &reaper::kKill, 1);
       reapers.push_back(tree->registered);
     }
   }
@@ -757,6 +760,8 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     ChildConfinement confinement = ChildConfinement::LimitsOnly(limits);
     std::vector<std::string> args(argv.begin() + 1, argv.end());
     std::string launched = executable;
+    std::optional<BwrapSpec> bwrap_spec;  // its argv needs the seccomp fd's number in the reaper
+    std::vector<std::string> bwrap_command;
     if (kind == SandboxKind::kLandlock) {
       auto prepared = ChildConfinement::Landlock(limits, support.landlock_abi, scratch.path(),
                                                  provider.network);
@@ -779,11 +784,13 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
       }
       command.push_back(absolute);
       command.insert(command.end(), args.begin(), args.end());
-      BwrapSpec spec{support.bwrap, request.workspace.empty() ? "" : real(request.workspace),
-                     real(scratch.path()), provider.network, support.env};
-      std::vector<std::string> wrapped = BwrapArgv(spec, command);
-      launched = wrapped[0];
-      args.assign(wrapped.begin() + 1, wrapped.end());
+      bwrap_spec =
+          BwrapSpec{support.bwrap, request.workspace.empty() ? "" : real(request.workspace),
+                    real(scratch.path()), provider.network, support.env};
+      bwrap_command = std::move(command);
+      auto prepared = ChildConfinement::Bwrap(limits, provider.network);
+      if (!prepared.ok()) return StartFault(program, "sandbox " + prepared.status().message());
+      confinement = std::move(*prepared);
     }
 
     std::vector<std::string> env = CheckerEnvironment(provider, request, scratch.path(), path);
@@ -803,13 +810,21 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
               fd_err = raised.Above2(err.fds[1]), fd_control = raised.Above2(control.fds[0]),
               fd_report = raised.Above2(report.fds[1]),
               fd_ruleset = raised.Above2(confinement.ruleset_fd()),
-              fd_filter = raised.Above2(confinement.filter_fd());
+              fd_filter = raised.Above2(confinement.filter_fd()),
+              fd_pass = raised.Above2(confinement.pass_fd());
     for (int fd : {fd_in, fd_out, fd_err, fd_control, fd_report}) {
       if (fd < 0) return StartFault(program, ErrorText(errno));
     }
     if ((confinement.ruleset_fd() >= 0 && fd_ruleset < 0) ||
-        (confinement.filter_fd() >= 0 && fd_filter < 0)) {
+        (confinement.filter_fd() >= 0 && fd_filter < 0) ||
+        (confinement.pass_fd() >= 0 && fd_pass < 0)) {
       return StartFault(program, ErrorText(errno));
+    }
+    if (bwrap_spec) {
+      bwrap_spec->seccomp_fd = fd_pass;
+      std::vector<std::string> wrapped = BwrapArgv(*bwrap_spec, bwrap_command);
+      launched = wrapped[0];
+      args.assign(wrapped.begin() + 1, wrapped.end());
     }
     const std::string reaper_program = ReaperProgram(options_.reaper);
     const ResourceLimits& lim = confinement.limits();
@@ -822,6 +837,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
                                             std::to_string(lim.open_files),
                                             std::to_string(fd_ruleset),
                                             std::to_string(fd_filter),
+                                            std::to_string(fd_pass),
                                             "--",
                                             launched};
     reaper_argv.insert(reaper_argv.end(), args.begin(), args.end());
@@ -835,7 +851,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     posix_spawn_file_actions_adddup2(&plan.actions, fd_out, 1);
     posix_spawn_file_actions_adddup2(&plan.actions, fd_err, 2);
     // dup2 of an fd onto itself clears its close-on-exec flag in the child only.
-    for (int fd : {fd_control, fd_report, fd_ruleset, fd_filter}) {
+    for (int fd : {fd_control, fd_report, fd_ruleset, fd_filter, fd_pass}) {
       if (fd >= 0) posix_spawn_file_actions_adddup2(&plan.actions, fd, fd);
     }
     if (!request.workspace.empty()) {

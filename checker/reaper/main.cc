@@ -98,7 +98,8 @@ int KillChildren(pid_t self) {
   return seen;
 }
 
-// Kills C's group and then every descendant, until no child is left. Records C's status.
+// Kills C's group and then every descendant, until no child is left. Records C's status. C is
+// not reaped before this (Watch only peeks), so the group signalled is C's, never a recycled one.
 void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reaped) {
   ::kill(-checker, SIGKILL);
   for (;;) {
@@ -141,11 +142,21 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
   for (;;) {
     int n = ::poll(watch, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 10);
     if (n < 0 && errno != EINTR) break;
-    if (n > 0 && watch[0].revents != 0) break;  // the host asks, or is gone
+    if (n > 0 && watch[0].revents != 0) {
+      char request = 0;
+      ssize_t got = ::read(control, &request, 1);
+      if (got < 0 && errno == EINTR) continue;
+      if (got == 1 && request == kTerminate) {
+        ::kill(-checker, SIGTERM);  // C is not reaped yet: its group's number is still its own
+        continue;
+      }
+      break;  // kKill, EOF (the host is gone) or an error: the tree goes now
+    }
     siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(checker), &info, WEXITED | WNOHANG) == 0 &&
+    // WNOWAIT: C stays a zombie, so neither its pid nor its group's number can be handed out
+    // again before KillTree has signalled the group; KillTree reaps it.
+    if (::waitid(P_PID, static_cast<id_t>(checker), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == checker) {
-      reaped = true;
       status = WaitStatus(info);
       break;
     }
@@ -155,7 +166,7 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
 }
 
 // C, between fork and exec. Never returns.
-[[noreturn]] void StartChecker(pid_t reaper, int report, const ConfinementPlan& plan,
+[[noreturn]] void StartChecker(pid_t reaper, int report, int pass, const ConfinementPlan& plan,
                                char* const* argv) {
   // pgid == pid, so kill(-pgid, sig) reaches the checker and everything it forks; taken before
   // the host learns the pid, so a kill of the group never misses it.
@@ -172,8 +183,10 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
   if (err == 0 && ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) err = errno;
   if (err == 0 && ::getppid() != reaper) err = ESRCH;
   if (err == 0) err = ApplyConfinement(plan);
-  // Only 0/1/2 reach the checker; the report pipe closes with the exec.
+  // Only 0/1/2 (and the fd handed on to bubblewrap) reach the checker; the report pipe closes
+  // with the exec.
   if (err == 0 && ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) err = errno;
+  if (err == 0 && pass >= 0 && ::fcntl(pass, F_SETFD, 0) != 0) err = errno;
   if (err == 0) {
     ::execve(argv[0], argv, environ);
     err = errno;
@@ -195,6 +208,7 @@ sock_filter filter_words[BPF_MAXINSNS];
 struct CheckerStart {
   pid_t reaper;
   int report;
+  int pass;
   const ConfinementPlan* plan;
   char* const* argv;
 };
@@ -202,7 +216,7 @@ alignas(64) char checker_stack[64 * 1024];
 
 int CheckerMain(void* arg) {
   const CheckerStart* start = static_cast<const CheckerStart*>(arg);
-  StartChecker(start->reaper, start->report, *start->plan, start->argv);
+  StartChecker(start->reaper, start->report, start->pass, *start->plan, start->argv);
 }
 
 [[noreturn]] void Main(int argc, char** argv) {
@@ -211,13 +225,13 @@ int CheckerMain(void* arg) {
   // checker's own exec makes it dumpable for itself, as before.
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) ::_exit(kStartFailed);
   long control = -1, report = -1, cpu_soft = 0, cpu_hard = 0, file_bytes = 0, open_files = 0,
-       ruleset = -1, filter = -1;
+       ruleset = -1, filter = -1, pass = -1;
   if (argc <= kExecutable || ::strcmp(argv[kSeparator], "--") != 0 ||
       !ParseInt(argv[kControlFd], &control) || !ParseInt(argv[kReportFd], &report) ||
       !ParseInt(argv[kCpuSoft], &cpu_soft) || !ParseInt(argv[kCpuHard], &cpu_hard) ||
       !ParseInt(argv[kFileBytes], &file_bytes) || !ParseInt(argv[kOpenFiles], &open_files) ||
-      !ParseInt(argv[kRulesetFd], &ruleset) || !ParseInt(argv[kFilterFd], &filter) || control < 0 ||
-      report < 0) {
+      !ParseInt(argv[kRulesetFd], &ruleset) || !ParseInt(argv[kFilterFd], &filter) ||
+      !ParseInt(argv[kPassFd], &pass) || control < 0 || report < 0) {
     static const char usage[] =
         "devflow-gate-reaper: internal helper of devflow-gate (checker/reaper.h); not for use by "
         "hand\n";
@@ -227,7 +241,7 @@ int CheckerMain(void* arg) {
   const int report_fd = static_cast<int>(report);
   const int control_fd = static_cast<int>(control);
   // Every fd the host handed over by number is close-on-exec from here on.
-  for (long fd : {control, report, ruleset, filter}) {
+  for (long fd : {control, report, ruleset, filter, pass}) {
     if (fd >= 0) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
   }
 
@@ -251,7 +265,7 @@ int CheckerMain(void* arg) {
   }
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Fail(report_fd, errno);
   const pid_t self = ::getpid();
-  CheckerStart start{self, report_fd, &plan, argv + kExecutable};
+  CheckerStart start{self, report_fd, static_cast<int>(pass), &plan, argv + kExecutable};
   // Without CLONE_THREAD/CLONE_SIGHAND the checker has its own signal handlers, rlimits,
   // credentials (Landlock, capabilities, no_new_privs) and seccomp filter; only memory is shared
   // until its exec.

@@ -8,10 +8,13 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -189,17 +192,60 @@ TEST_CASE("the network is denied unless the provider says network: true") {
   TempDir ws;
   Listener listener;
   std::string port = std::to_string(listener.port);
-  auto denied = RunProbe(ws.path(), {"--tcp", port, "--udp", "1"});
-  if (denied.sandbox == "bwrap") {
-    CHECK(denied.report["tcp"] == "ECONNREFUSED");  // its own network namespace: only lo
-    CHECK(denied.report["udp"] == "ok");
-  } else {
-    CHECK(denied.report["tcp"] == "EACCES");  // seccomp: no AF_INET socket at all
+  for (std::string bwrap : {test::TestBwrap(), std::string()}) {
+    CAPTURE(bwrap);
+    auto denied = RunProbe(ws.path(), {"--tcp", port, "--udp", "1"}, Options(bwrap));
+    CHECK(denied.sandbox == ExpectedLevel(bwrap));
+    CHECK(denied.report["tcp"] == "EACCES");  // seccomp at both levels: no socket at all
     CHECK(denied.report["udp"] == "EACCES");
   }
   auto allowed = RunProbe(ws.path(), {"--tcp", port, "--udp", "1"}, Options(), true);
   CHECK(allowed.report["tcp"] == "ok");
   CHECK(allowed.report["udp"] == "ok");
+}
+
+// A Unix stream listener in a directory of the host (the gate's own `serve` is one).
+struct UnixListener {
+  TempDir dir;
+  std::string path = dir / "gate.sock";
+  int fd = -1;
+  UnixListener() {
+    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    REQUIRE(path.size() < sizeof addr.sun_path);
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd, 8) == 0);
+  }
+  // Connections that reached the listener since the last call (accepted and closed).
+  int Accepted() {
+    int n = 0;
+    for (int c; (c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC)) >= 0; ++n) ::close(c);
+    return n;
+  }
+  ~UnixListener() { ::close(fd); }
+};
+
+// Issue 7 (the trial of 2026-12-02): a checker reached the gate server's socket and asked it to
+// commit a move. Without the network no socket at all, at both levels; socketpair stays.
+TEST_CASE("a checker without the network cannot reach a Unix socket of the host at either level") {
+  TempDir ws;
+  UnixListener listener;
+  for (std::string bwrap : {test::TestBwrap(), std::string()}) {
+    CAPTURE(bwrap);
+    auto denied =
+        RunProbe(ws.path(), {"--unix", listener.path, "--socketpair", "1"}, Options(bwrap));
+    CHECK(denied.sandbox == ExpectedLevel(bwrap));
+    CHECK(denied.report["unix"] == "EACCES");
+    CHECK(denied.report["socketpair"] == "ok");
+    CHECK(listener.Accepted() == 0);
+  }
+  // The control: with the network the same probe reaches it, so the checks above can fail.
+  auto allowed = RunProbe(ws.path(), {"--unix", listener.path}, Options(), true);
+  CHECK(allowed.report["unix"] == "ok");
+  CHECK(listener.Accepted() == 1);
 }
 
 TEST_CASE("sandbox: off runs the checker unconfined and says so") {
@@ -315,6 +361,14 @@ TEST_CASE("bubblewrap's argv binds the workspace and scratch after every other m
   std::vector<std::string> with_env = BwrapArgv(spec, {"/bin/checker"});
   std::vector<std::string> tail(with_env.end() - 6, with_env.end());
   CHECK(tail == std::vector<std::string>{"--", "/usr/bin/env", "-u", "PWD", "--", "/bin/checker"});
+  // The seccomp program's fd comes right after the capability drop, before every bind.
+  spec.seccomp_fd = 7;
+  std::vector<std::string> with_seccomp = BwrapArgv(spec, {"/bin/checker"});
+  auto at = std::find(with_seccomp.begin(), with_seccomp.end(), "--seccomp");
+  REQUIRE(at != with_seccomp.end());
+  CHECK(*(at - 1) == "ALL");
+  CHECK(*(at + 1) == "7");
+  CHECK(*(at + 2) == "--ro-bind");
 }
 
 }  // namespace
