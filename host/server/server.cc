@@ -41,6 +41,7 @@
 #include "host/os.h"
 #include "host/server/api.h"
 #include "host/server/metrics.h"
+#include "host/server/peer.h"
 #include "reports/sha256.h"
 
 namespace devflow {
@@ -1007,6 +1008,11 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
           core_.metrics().ConnectionRefused("peer-uid");
           Log().Write("warn", {{"msg", "connection refused: peer uid not on the allow list"},
                                {"peer", peer.peer}});
+        } else if (auto why = server::RefuseConfinedPeer(socket.native_handle())) {
+          // A checker runs as an allowed uid; it must still never reach the gate (issue 7).
+          refuse = {403, *why};
+          core_.metrics().ConnectionRefused("peer-confined");
+          Log().Write("warn", {{"msg", "connection refused: " + *why}, {"peer", peer.peer}});
         }
       }
     } else {
