@@ -96,9 +96,9 @@ std::optional<std::string> NonceOfTrailer(std::string_view trailer) {
   return value.get<std::string>();
 }
 
-}  // namespace
-
-std::string AssemblePrompt(const PromptParts& parts) {
+// AssemblePrompt for both overloads; when `release` is the parts' own inputs, each input's
+// content is freed once appended.
+std::string Assemble(const PromptParts& parts, std::vector<PromptInput>* release) {
   std::string out;
   const std::string trailer = Trailer(parts.nonce);
   // Sized once (an upper bound of what is appended below): a 32 MiB prompt grown by doubling
@@ -113,14 +113,22 @@ std::string AssemblePrompt(const PromptParts& parts) {
   out.append(parts.instruction).append("\n\n");
   out.append(kIntroPrefix).append(parts.card_id).append(kIntroEdge).append(parts.edge);
   out.append(".\n\n# ").append(parts.title).append("\n\n").append(parts.body);
-  for (const PromptInput& input : parts.inputs) {
+  for (size_t i = 0; i < parts.inputs.size(); ++i) {
+    const PromptInput& input = parts.inputs[i];
     out.append("\n\n").append(kSeparatorPrefix).append(input.kind);
     out.append(" (rev ").append(std::to_string(input.rev)).append(") ---\n\n");
     out.append(input.content);
+    if (release) std::string().swap((*release)[i].content);
   }
   out.append(trailer);
   return out;
 }
+
+}  // namespace
+
+std::string AssemblePrompt(const PromptParts& parts) { return Assemble(parts, nullptr); }
+
+std::string AssemblePrompt(PromptParts&& parts) { return Assemble(parts, &parts.inputs); }
 
 Result<PromptParts> ParsePrompt(std::string_view prompt) {
   PromptParts parts;

@@ -47,6 +47,11 @@ struct PromptParts {
 ///   {"verdict": "allow" | "veto", "summary": "<one line>", "findings": ["<finding>", ...]}
 ///   ```
 std::string AssemblePrompt(const PromptParts& parts);
+/// The same text, taking the parts: each input's content is released as soon as it has been
+/// appended, so the inputs and the prompt are never both in memory whole (the prompt is
+/// reserved once, and reserved pages cost nothing until written): the peak is about one copy
+/// of the inputs, not two (issue 11 item 2). `parts.inputs` hold empty contents afterwards.
+std::string AssemblePrompt(PromptParts&& parts);
 
 /// Inverse of AssemblePrompt for a prompt it produced (instruction, card id, edge, title, body,
 /// inputs). Fails with code "usage" and a message naming what is missing when the text is not

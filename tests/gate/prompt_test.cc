@@ -3,6 +3,7 @@
 // a subprocess checker; cases 4–7 pin what our subprocess gets instead (SPEC §5): the
 // CheckRequest's card id, edge, root, workspace, timeout and reply cap, and what the real
 // checker process sees of them (DEVFLOW_GATE_* variables, cwd, the reply cap).
+#include "checker/prompt.h"
 #include "gate/fixture.h"
 
 namespace devflow::gatetest {
@@ -300,6 +301,25 @@ TEST_CASE("prompt.spec 16: reports \"no individual findings\" when a veto carrie
         "0309-no-findings\n- edge: designing->ready\n- revision: 2\n- checked inputs: none\n- "
         "at: 2026-09-16T08:00:00.000Z\n\n## Summary\n\nhollow\n\n## Findings\n\nThe checker "
         "listed no individual findings.\n");
+}
+
+TEST_CASE("AssemblePrompt taking its parts writes the same bytes and frees each input it copied") {
+  PromptParts parts;
+  parts.instruction = "Check it.";
+  parts.card_id = "0001-a";
+  parts.edge = "designing->ready";
+  parts.title = "A";
+  parts.body = "Body.";
+  parts.inputs = {{"prd", 3, std::string(1 << 20, 'p')}, {"design", 4, std::string(1 << 20, 'd')}};
+  const std::string expected = AssemblePrompt(parts);  // the const overload keeps its parts
+  CHECK(parts.inputs[0].content.size() == 1u << 20);
+  const std::string taken = AssemblePrompt(std::move(parts));
+  CHECK(taken == expected);
+  // Released, not just moved-from: the capacity went too (issue 11 item 2, peak memory).
+  for (const PromptInput& input : parts.inputs) {  // NOLINT(bugprone-use-after-move): the point
+    CHECK(input.content.empty());
+    CHECK(input.content.capacity() < 64);
+  }
 }
 
 }  // namespace
