@@ -25,6 +25,7 @@
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/writable_pipe.hpp>
@@ -404,11 +405,19 @@ std::vector<std::string> CheckerEnvironment(const ProviderConfig& provider,
   return env;
 }
 
+// The levels the checks of this thread's current caller ran under (TakeSandboxLevels).
+thread_local std::vector<std::string> dispatched_levels;
+
 // One running check: the event loop state of Dispatch.
 struct Run {
-  explicit Run(const SubprocessOptions& options, const CheckRequest& request)
+  // Under a CheckWaiter the check's I/O objects live on the waiter's io_context; otherwise on
+  // an io_context of its own, run by Loop.
+  Run(const SubprocessOptions& options, const CheckRequest& request, CheckWaiter* waiter)
       : options(options),
         request(request),
+        waiter(waiter),
+        own(waiter ? std::nullopt : std::make_optional<asio::io_context>()),
+        ctx(waiter ? waiter->io() : *own),
         stdin_pipe(ctx),
         stdout_pipe(ctx),
         stderr_pipe(ctx),
@@ -420,7 +429,9 @@ struct Run {
 
   const SubprocessOptions& options;
   const CheckRequest& request;
-  asio::io_context ctx;
+  CheckWaiter* waiter;
+  std::optional<asio::io_context> own;
+  asio::io_context& ctx;
   asio::writable_pipe stdin_pipe;
   asio::readable_pipe stdout_pipe;
   asio::readable_pipe stderr_pipe;
@@ -443,6 +454,12 @@ struct Run {
 
   bool Finished() const { return exited && stdin_done && stdout_done && stderr_done; }
 
+  // Marks one of the four conditions of Finished; the waiter learns when all four hold.
+  void Done(bool& condition) {
+    condition = true;
+    if (waiter && Finished()) waiter->Wake();
+  }
+
   void ClosePipes() {
     boost::system::error_code ignored;
     stdin_pipe.close(ignored);
@@ -454,7 +471,7 @@ struct Run {
     if (request.prompt.empty()) {
       boost::system::error_code ignored;
       stdin_pipe.close(ignored);
-      stdin_done = true;
+      Done(stdin_done);
       return;
     }
     // EPIPE (the checker closed stdin early) just ends the write; its reply still counts.
@@ -462,7 +479,7 @@ struct Run {
                       [this](const boost::system::error_code&, size_t) {
                         boost::system::error_code ignored;
                         stdin_pipe.close(ignored);
-                        stdin_done = true;
+                        Done(stdin_done);
                       });
   }
 
@@ -470,7 +487,7 @@ struct Run {
     stdout_pipe.async_read_some(
         asio::buffer(out_buf), [this](const boost::system::error_code& ec, size_t n) {
           if (ec) {
-            stdout_done = true;
+            Done(stdout_done);
             return;
           }
           if (static_cast<int64_t>(reply.size() + n) > request.max_reply_bytes) {
@@ -478,7 +495,7 @@ struct Run {
             tree->Kill();
             boost::system::error_code ignored;
             stdout_pipe.close(ignored);
-            stdout_done = true;
+            Done(stdout_done);
             return;
           }
           reply.append(out_buf.data(), n);
@@ -490,7 +507,7 @@ struct Run {
     stderr_pipe.async_read_some(
         asio::buffer(err_buf), [this](const boost::system::error_code& ec, size_t n) {
           if (ec) {
-            stderr_done = true;
+            Done(stderr_done);
             return;
           }
           stderr_tail.append(err_buf.data(), n);
@@ -544,7 +561,6 @@ struct Run {
   void AwaitExit() {
     reaper_exit.async_wait(asio::posix::stream_descriptor::wait_read,
                            [this](const boost::system::error_code& ec) {
-                             exited = true;
                              // A failed wait is reported as a kill, never as success.
                              native_status = !ec && tree->Reap() ? tree->status : SIGKILL;
                              term_timer.cancel();
@@ -554,6 +570,7 @@ struct Run {
                              eof_timer.async_wait([this](const boost::system::error_code& ec2) {
                                if (!ec2) ClosePipes();
                              });
+                             Done(exited);
                            });
   }
 
@@ -571,9 +588,21 @@ struct Run {
                                });
   }
 
+  // Under a waiter another caller's check may run on this thread while this one waits: the
+  // record of the levels dispatched is this caller's again when the wait returns.
+  void WaitFor(const std::function<bool()>& ready) {
+    std::vector<std::string> levels = std::exchange(dispatched_levels, {});
+    waiter->Wait(ready);
+    dispatched_levels = std::move(levels);
+  }
+
   void Loop() {
-    while (!Finished()) {
-      if (ctx.run_one() == 0) break;  // nothing left to wait for (should not happen)
+    if (waiter) {
+      WaitFor([this] { return Finished(); });
+    } else {
+      while (!Finished()) {
+        if (ctx.run_one() == 0) break;  // nothing left to wait for (should not happen)
+      }
     }
     deadline.cancel();
     term_timer.cancel();
@@ -582,6 +611,17 @@ struct Run {
     interrupt_watch.close(ignored);
     reaper_exit.close(ignored);
     ClosePipes();
+    if (waiter) {
+      // On the shared io_context the handlers of this Run that are already queued (a timer
+      // that expired before the cancel, the aborted reads) run before a handler posted now:
+      // the Run outlives them all.
+      bool settled = false;
+      asio::post(ctx, [this, &settled] {
+        settled = true;
+        waiter->Wake();
+      });
+      WaitFor([&settled] { return settled; });
+    }
   }
 
   Status Outcome() const {
@@ -637,8 +677,12 @@ std::string SubprocessChecker::SandboxProblem(const ProviderConfig& provider) co
 }
 
 namespace {
-thread_local std::vector<std::string> dispatched_levels;
+thread_local CheckWaiter* current_waiter = nullptr;
 }  // namespace
+
+CheckWaiter::Scope::Scope(CheckWaiter* waiter) : saved_(current_waiter) { current_waiter = waiter; }
+CheckWaiter::Scope::~Scope() { current_waiter = saved_; }
+CheckWaiter* CheckWaiter::Current() { return current_waiter; }
 
 std::vector<std::string> TakeSandboxLevels() { return std::exchange(dispatched_levels, {}); }
 
@@ -798,7 +842,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     for (const std::string& e : env) envp.push_back(e.c_str());
     envp.push_back(nullptr);
 
-    Run run(options_, request);
+    Run run(options_, request, CheckWaiter::Current());
     run.bwrap = kind == SandboxKind::kBwrap;
     HostPipe in, out, err, control, report;
     if (!in.Open() || !out.Open() || !err.Open() || !control.Open() || !report.Open()) {

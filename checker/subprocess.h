@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -12,6 +13,10 @@
 
 #include "checker/dispatch.h"
 #include "config/config.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
 
 namespace devflow {
 
@@ -60,6 +65,36 @@ std::vector<std::string> TakeSandboxLevels();
 /// (so no row or answer of its own follows the drain's `interrupted` rows). Thread-safe.
 void KillRunningChecks();
 
+/// How a check waits for its checker when the caller runs an event loop of its own (the
+/// admission server: one io_context, no thread per request). While a CheckWaiter is installed
+/// on the calling thread (CheckWaiter::Scope), SubprocessChecker::Dispatch creates the check's
+/// pipes, timers and pidfd on `io()` instead of a private io_context, and instead of running
+/// that loop itself calls `Wait(ready)`, which must return once `ready()` is true while `io()`
+/// goes on running other work (the server: a stackful coroutine that suspends). Dispatch calls
+/// `Wake()` when `ready()` has become true. Everything else — the spawn, the deadline, the
+/// kills, the tree's end, the faults — is the same code in both modes.
+class CheckWaiter {
+ public:
+  virtual ~CheckWaiter() = default;
+  virtual boost::asio::io_context& io() = 0;
+  virtual void Wait(const std::function<bool()>& ready) = 0;
+  virtual void Wake() = 0;
+
+  /// Installs `waiter` (nullptr: none) on this thread until the scope ends; RAII, nestable.
+  class Scope {
+   public:
+    explicit Scope(CheckWaiter* waiter);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    CheckWaiter* saved_;
+  };
+  /// The waiter installed on this thread, or nullptr.
+  static CheckWaiter* Current();
+};
+
 /// Runs a provider's checker as a subprocess: argv from the provider (`command`, or for
 /// `builtin: <name>` the argv `{self, "checker", <name>, args...}`), the prompt on stdin, the
 /// reply from stdout, stdin written and stdout/stderr drained concurrently.
@@ -103,7 +138,9 @@ void KillRunningChecks();
 ///  - `the checker ended with exit code <n>` + `: <last non-blank stderr line>` if any.
 /// A checker that closes stdin without reading the whole prompt is not a fault by itself.
 ///
-/// Dispatch may run concurrently from several threads; it ignores SIGPIPE process-wide.
+/// Dispatch may run concurrently from several threads, and interleaved on one thread under a
+/// CheckWaiter (the record of the levels dispatched, TakeSandboxLevels, stays each caller's
+/// across a Wait); it ignores SIGPIPE process-wide.
 class SubprocessChecker : public CheckerDispatch {
  public:
   /// `providers`: the configured providers (copied). `self_path`: absolute path of the

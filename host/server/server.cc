@@ -1,10 +1,9 @@
 // The admission server's I/O: listeners, HTTP sessions, the attempt scheduler, reload and
 // drain. Everything that touches Boost.Asio / Beast is in this file (compile cost, STYLE.md).
 //
-// Threads: one I/O thread runs the io_context (accept, parse, route, schedule, write). An
-// attempt (the waterfall, synchronous today) runs on one of --max-checks worker threads and
-// posts its answer back to the io_context. docs/server.md says why, and what changes when
-// the checker gets an asynchronous entry point.
+// Threads: one. One io_context accepts, parses, routes, schedules and writes, and runs every
+// attempt as a coroutine on it; a check's checker is driven on the same io_context
+// (CheckWaiter), no thread per request or per check (docs/server.md "How attempts run").
 #include "host/server/server.h"
 
 #include <fcntl.h>
@@ -17,11 +16,12 @@
 #include <algorithm>
 #include <array>
 #include <boost/asio.hpp>
+#include <boost/asio/spawn.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/context/pooled_fixedsize_stack.hpp>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <deque>
@@ -32,7 +32,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "checker/subprocess.h"
 #include "host/decision_ledger.h"
@@ -182,59 +181,39 @@ struct Generation {
   std::map<std::string, std::unique_ptr<Deployment>> by_root;
 };
 
-// ---- the worker pool ------------------------------------------------------------------------
+// ---- checks on the io_context ----------------------------------------------------------------
 
-class WorkerPool {
+// One attempt runs as a stackful coroutine on the server's io_context: its waterfall is plain
+// synchronous code, and where a check waits for its checker (checker/subprocess.h CheckWaiter)
+// the coroutine suspends and the io_context serves everything else meanwhile. A cache hit or a
+// veto before any check completes without leaving the I/O thread.
+class CoroutineWaiter : public CheckWaiter {
  public:
-  explicit WorkerPool(int n) {
-    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Loop(); });
-  }
-  ~WorkerPool() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
+  CoroutineWaiter(asio::io_context& io, asio::yield_context yield)
+      : io_(io), yield_(std::move(yield)), wake_(io) {}
+  asio::io_context& io() override { return io_; }
+  void Wait(const std::function<bool()>& ready) override {
+    // What is per attempt on this thread is set aside while others run: the request deadline
+    // (check_budget.h) and the waiter itself; both are this attempt's again on resumption.
+    BudgetedChecker::Scope no_deadline(std::nullopt);
+    CheckWaiter::Scope no_waiter(nullptr);
+    while (!ready()) {
+      wake_.expires_at(asio::steady_timer::time_point::max());
+      boost::system::error_code ec;
+      wake_.async_wait(yield_[ec]);  // cancelled by Wake
     }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
   }
-  void Post(std::function<void()> job) {
-    {
-      std::lock_guard lock(mu_);
-      jobs_.push_back(std::move(job));
-    }
-    cv_.notify_one();
-  }
-  // Threads stuck in a checker at exit are left to the process's end (drain timeout).
-  void Abandon() {
-    for (auto& t : threads_) t.detach();
-    threads_.clear();
-  }
+  void Wake() override { wake_.cancel(); }
 
  private:
-  void Loop() {
-    // The checker's children get PR_SET_PDEATHSIG; they must not see SIGHUP/SIGTERM meant for
-    // the server either: signals are handled by the I/O thread only.
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, nullptr);
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
-        if (stop_ && jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      job();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> threads_;
-  bool stop_ = false;
+  asio::io_context& io_;
+  asio::yield_context yield_;
+  asio::steady_timer wake_;
 };
+
+// The coroutine's stack: the waterfall's deepest path (YAML, RE2, JSON) with room to spare
+// (a thread's default size).
+constexpr size_t kAttemptStackBytes = 8 << 20;
 
 // ---- the core: routing, scheduling, reload, drain -------------------------------------------
 
@@ -259,8 +238,7 @@ class Core {
       : io_(io),
         options_(options),
         shared_(std::make_shared<Shared>()),
-        metrics_(shared_->metrics),
-        pool_(options.max_checks) {
+        metrics_(shared_->metrics) {
     shared_->written = [this] { MaybeStop(); };
   }
   ~Core() { shared_->written = nullptr; }
@@ -411,7 +389,6 @@ class Core {
       for (auto& [id, job] : in_flight_) WriteInterrupted(job);
       Log().Write("warn", {{"msg", "drain timeout: attempts still running were interrupted"},
                            {"interrupted", std::to_string(in_flight_.size()), true}});
-      pool_.Abandon();
       std::cerr.flush();
       std::_Exit(kExitOk);
     });
@@ -712,21 +689,28 @@ class Core {
     const uint64_t seq = job.seq;
     in_flight_[seq] = job;
     auto shared = std::make_shared<Job>(std::move(job));
-    pool_.Post([this, shared] {
-      Reply reply;
-      {
-        BudgetedChecker::Scope scope(shared->deadline);
-        reply = shared->work(*shared->deployment);
-      }
-      asio::post(io_, [this, shared, reply = std::move(reply)]() mutable {
-        --running_;
-        busy_.erase(shared->key);
-        in_flight_.erase(shared->seq);
-        shared->done(std::move(reply));
-        if (draining_) return MaybeStop();
-        Pump();
-      });
-    });
+    asio::spawn(
+        io_, std::allocator_arg, stacks_,
+        [this, shared](asio::yield_context yield) {
+          Reply reply;
+          {
+            CoroutineWaiter waiter(io_, yield);
+            CheckWaiter::Scope on_io(&waiter);
+            BudgetedChecker::Scope scope(shared->deadline);
+            try {
+              reply = shared->work(*shared->deployment);
+            } catch (const std::exception& e) {  // never crosses into the io_context
+              reply = ErrorReply(500, "", std::string("internal error: ") + e.what());
+            }
+          }
+          --running_;
+          busy_.erase(shared->key);
+          in_flight_.erase(shared->seq);
+          shared->done(std::move(reply));
+          if (draining_) return MaybeStop();
+          Pump();
+        },
+        asio::detached);
   }
 
   // A drain ends when no attempt runs and every answer has been written.
@@ -760,7 +744,6 @@ class Core {
   std::shared_ptr<const Generation> current_;
   std::string last_reload_error_;
   std::string token_;
-  WorkerPool pool_;
   std::deque<Job> waiting_;
   std::set<std::string> busy_;
   std::map<uint64_t, Job> in_flight_;
@@ -768,6 +751,9 @@ class Core {
   uint64_t seq_ = 0;
   bool draining_ = false;
   std::optional<asio::steady_timer> drain_timer_;
+  // The attempts' coroutine stacks, kept for reuse: a fresh mapping per attempt costs a page
+  // fault for every page the waterfall touches.
+  boost::context::pooled_fixedsize_stack stacks_{kAttemptStackBytes};
 };
 
 // ---- sessions -------------------------------------------------------------------------------

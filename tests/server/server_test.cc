@@ -342,6 +342,53 @@ TEST_CASE(
   second.join();
 }
 
+// The server's threads, from /proc (a test's view of the process, not the server's mechanism).
+int ThreadsOf(int pid) {
+  int n = 0;
+  for ([[maybe_unused]] auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_CASE(
+    "serve: two checks in flight at once run on the server's one thread, a cache hit answers "
+    "meanwhile") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  // A second card: the same directory under another id.
+  const std::string second = "0099-" + ws.card().substr(ws.card().find('-') + 1);
+  std::filesystem::copy(ws.root() + "/tasks/" + ws.card(), ws.root() + "/tasks/" + second,
+                        std::filesystem::copy_options::recursive);
+  SocketServer server(ws, {"--max-checks", "4"});
+  auto body_for = [&](const std::string& id) {
+    json b = json::parse(AttemptBody(ws, 4, "\"dryRun\":true"));
+    b["id"] = id;
+    return b.dump();
+  };
+  HttpAnswer a1, a2;
+  std::thread t1([&] { a1 = server.Post("/v1/admit", body_for(ws.card())); });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  std::thread t2([&] { a2 = server.Post("/v1/admit", body_for(second)); });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  // Both checkers run now (each waits for "go"), and the server still answers, with one thread.
+  CHECK(ThreadsOf(server.serve->pid()) == 1);
+  CHECK(server.Get("/metrics").body.find("devflow_gate_checks_in_flight 2\n") != std::string::npos);
+  CHECK(server.Get("/healthz").status == 200);
+  test::Spit(fifos / "go", "go\n");
+  test::Spit(fifos / "go", "go\n");
+  t1.join();
+  t2.join();
+  CHECK(a1.json()["allowed"] == true);
+  CHECK(a2.json()["allowed"] == true);
+  CHECK(a1.json()["checks"][0]["summary"] == "gated ok");
+  CHECK(ThreadsOf(server.serve->pid()) == 1);
+}
+
 TEST_CASE(
     "serve: a check that does not fit in the request deadline is not started and fails closed") {
   Workspace ws(Config(Fixture("checkers/allow.sh"), 20000));
