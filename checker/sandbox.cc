@@ -102,8 +102,7 @@ std::string FindProgram(const std::string& program) {
   if (program.find('/') != std::string::npos) {
     return ::access(program.c_str(), X_OK) == 0 ? program : "";
   }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  const std::string dirs = SearchPath();
   size_t start = 0;
   while (start <= dirs.size()) {
     size_t end = dirs.find(':', start);
@@ -305,6 +304,19 @@ Result<int> BuildSeccompFilter(bool network) {
 }
 
 }  // namespace
+
+std::string SearchPath() {
+  const char* path = std::getenv("PATH");
+  std::string kept;
+  std::string_view dirs = path ? path : "";
+  while (!dirs.empty()) {
+    const size_t end = std::min(dirs.find(':'), dirs.size());
+    const std::string_view dir = dirs.substr(0, end);
+    if (!dir.empty() && dir[0] == '/') kept.append(kept.empty() ? "" : ":").append(dir);
+    dirs.remove_prefix(std::min(end + 1, dirs.size()));
+  }
+  return kept.empty() ? "/usr/local/bin:/usr/bin:/bin" : kept;
+}
 
 const SandboxSupport& ProbeSandbox(const std::string& bwrap_program, const ProbeOptions& options) {
   static std::mutex mutex;

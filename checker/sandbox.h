@@ -71,6 +71,14 @@ std::string SandboxLevelName(SandboxKind kind, int landlock_abi);
 /// its checker unconfined`.
 std::string NoSandboxProblem(const SandboxSupport& support, const std::string& provider);
 
+/// The program search path of the gate and of every checker: the host's $PATH with every entry
+/// that is not absolute dropped (an empty entry means the current directory to execvp, a
+/// relative one resolves against it, and the gate and its checkers run in the workspace the
+/// judged agent can write: `PATH=./node_modules/.bin:$PATH` let a planted `python3` decide a
+/// check, the trial of 2026-12-02); "/usr/local/bin:/usr/bin:/bin" when $PATH is unset or
+/// nothing absolute is left. Used to find bubblewrap, provider programs and the checker's PATH.
+std::string SearchPath();
+
 /// The mounts of a bubblewrap-confined checker. Paths are absolute and canonical.
 struct BwrapSpec {
   std::string bwrap;      // bubblewrap program (absolute)

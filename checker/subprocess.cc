@@ -758,8 +758,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
   }
 
   try {
-    const char* host_path = HostEnv("PATH");
-    const std::string path = host_path && *host_path ? host_path : "/usr/local/bin:/usr/bin:/bin";
+    const std::string path = SearchPath();  // absolute entries only (checker/sandbox.h)
 
     if (!request.workspace.empty()) {
       struct stat st {};

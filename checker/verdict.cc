@@ -57,7 +57,28 @@ nlohmann::json ParseWithoutDuplicateKeys(const std::string& text) {
   return value;
 }
 
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
 }  // namespace
+
+bool MentionsVerdictKey(std::string_view text) {
+  if (ContainsNoCase(text, "\"verdict\"")) return true;
+  // An unquoted key at the start of a line, as YAML, JSON5 or TOML write it: `verdict: veto`.
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    size_t i = 0;
+    while (i < line.size() && (IsSpace(line[i]) || line[i] == '{' || line[i] == '-')) ++i;
+    if (ContainsNoCase(line.substr(i, 7), "verdict")) {
+      size_t j = i + 7;
+      while (j < line.size() && IsSpace(line[j])) ++j;
+      if (j < line.size() && (line[j] == ':' || line[j] == '=')) return true;
+    }
+    at = end + 1;
+  }
+  return false;
+}
 
 std::vector<FencedBlock> FencedBlocks(std::string_view reply) {
   // /```[^\n]*\n([\s\S]*?)```/g: a match attempt at an opening fence fails only when no
@@ -110,7 +131,7 @@ bool ClaimsVerdict(const FencedBlock& block) {
     }
   }
   if (!content.empty() && content[0] == '{') return true;
-  return ContainsNoCase(block.content, "\"verdict\"");
+  return MentionsVerdictKey(block.content);
 }
 
 std::optional<Verdict> DecodeVerdictBlock(std::string_view content) {
@@ -157,6 +178,12 @@ std::optional<Verdict> ParseLastVerdict(std::string_view reply,
     if (!it->closed) return std::nullopt;
     std::optional<Verdict> verdict = DecodeVerdictBlock(it->content);
     if (!verdict || (nonce && verdict->nonce != *nonce)) return std::nullopt;
+    // Nothing after it may look like a verdict either: a final answer that the fence scan does
+    // not see as a block (a `~~~` fence, a one-line fence, a fence that an inline ``` in the
+    // prose paired off) must not leave an earlier draft deciding (the trial of 2026-12-02).
+    const size_t tail_at =
+        static_cast<size_t>(it->content.data() - reply.data()) + it->content.size() + kFence.size();
+    if (tail_at < reply.size() && MentionsVerdictKey(reply.substr(tail_at))) return std::nullopt;
     return verdict;
   }
   return std::nullopt;

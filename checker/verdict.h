@@ -40,6 +40,12 @@ std::vector<FencedBlock> FencedBlocks(std::string_view reply);
 /// snippet, prose in a bare fence) is ignored.
 bool ClaimsVerdict(const FencedBlock& block);
 
+/// Whether `text` names a verdict key: `"verdict"` anywhere (any case), or an unquoted
+/// `verdict` followed by `:` or `=` at the start of a line (after spaces, `{` or `-`), as YAML,
+/// JSON5 or TOML would write it. Used for a block's content (ClaimsVerdict) and for the reply
+/// after the deciding block (ParseLastVerdict).
+bool MentionsVerdictKey(std::string_view text);
+
 /// Decodes one block's content: JSON object (surrounding whitespace allowed), no key twice
 /// anywhere in it (issue 7 item 2), `verdict` exactly "allow" or "veto", `summary` a string
 /// non-blank after JS trim, `findings` absent or an array of strings. Extra properties are

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "checker/sandbox.h"
 #include "host/cleanup.h"
 #include "host/decision_ledger.h"
 #include "host/os.h"
@@ -68,10 +69,7 @@ Result<GateConfig> LoadPinnedConfig(const std::string& file, const std::string& 
   return config;
 }
 
-std::string ProgramSearchPath() {
-  const char* path = std::getenv("PATH");
-  return path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-}
+std::string ProgramSearchPath() { return SearchPath(); }
 
 DecisionIdentity IdentityOf(const Deployment& d) {
   return DecisionIdentity{d.config.file, d.config.sha256, ProviderPrograms(d.config, d.self_path)};

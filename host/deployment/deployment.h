@@ -55,8 +55,8 @@ struct DeploymentOptions {
 /// as it is at load time; issue 7 item 8). Errors: LoadConfigFile's.
 Result<GateConfig> LoadPinnedConfig(const std::string& file, const std::string& root);
 
-/// The search path provider programs are resolved on: $PATH, or "/usr/local/bin:/usr/bin:/bin"
-/// when it is unset or empty.
+/// The search path provider programs are resolved on: SearchPath() (checker/sandbox.h), i.e.
+/// $PATH's absolute entries, or "/usr/local/bin:/usr/bin:/bin" when none is left.
 std::string ProgramSearchPath();
 
 /// What every decision row of this deployment names: the config file, its SHA-256 and each

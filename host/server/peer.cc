@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "checker/reaper.h"
 #include "host/os.h"
 
 #ifndef SO_PEERPIDFD
@@ -61,7 +62,40 @@ struct Fd {
   }
 };
 
+// The parent of `pid` from /proc/<pid>/stat (the field after the command, which is in
+// parentheses and may itself hold spaces or parentheses), or -1.
+pid_t ParentOf(pid_t pid) {
+  auto stat = ReadStatus("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return -1;
+  const size_t close = stat->rfind(')');
+  if (close == std::string::npos || close + 4 >= stat->size()) return -1;
+  // ") S 1234 ...": state, then the parent's pid.
+  int parent = -1;
+  const char* begin = stat->data() + close + 4;
+  auto [ptr, ec] = std::from_chars(begin, stat->data() + stat->size(), parent);
+  return ec == std::errc() ? parent : -1;
+}
+
+// The command name (comm) of `pid`, without its newline; "" when unreadable.
+std::string CommandOf(pid_t pid) {
+  auto comm = ReadStatus("/proc/" + std::to_string(pid) + "/comm");
+  if (!comm) return "";
+  if (!comm->empty() && comm->back() == '\n') comm->pop_back();
+  return *comm;
+}
+
 }  // namespace
+
+std::optional<pid_t> ReaperAncestor(pid_t pid) {
+  // comm is the program's name cut to 15 bytes; a checker cannot rename its reaper (the reaper
+  // is non-dumpable, and only a ptrace-capable process may write another's comm).
+  const std::string reaper = std::string(reaper::kProgram).substr(0, 15);
+  for (int depth = 0; pid > 1 && depth < 4096; ++depth) {
+    if (CommandOf(pid) == reaper) return pid;
+    pid = ParentOf(pid);
+  }
+  return std::nullopt;
+}
 
 std::optional<SeccompState> ParseSeccompState(const std::string& status_text) {
   std::optional<int> mode = Field(status_text, "Seccomp:");
@@ -103,6 +137,12 @@ std::optional<std::string> RefuseConfinedPeer(int fd) {
   }
   auto state = text ? ParseSeccompState(*text) : std::nullopt;
   if (!state) return who + "'s seccomp state cannot be read";
+  // Every checker's tree hangs below its reaper (a child subreaper: orphans stay below it), so
+  // a peer with a reaper among its ancestors is a checker's, however the server is confined.
+  if (auto reaper_pid = ReaperAncestor(cred.pid)) {
+    return who + " runs below the checker reaper (pid " + std::to_string(*reaper_pid) +
+           "): it is a checker's, and no checker may call the gate";
+  }
   if (state->filters > own->filters) {
     return who + " runs under " + std::to_string(state->filters) + " seccomp filter" +
            (state->filters == 1 ? "" : "s") + ", the server under " + std::to_string(own->filters) +

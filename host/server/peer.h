@@ -6,6 +6,8 @@
 // a filter can never be removed, so every process a checker starts carries it too.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 
@@ -23,12 +25,19 @@ struct SeccompState {
 std::optional<SeccompState> ParseSeccompState(const std::string& status_text);
 
 /// Why the peer connected on Unix socket `fd` must be refused, or nullopt when it may call.
-/// A peer is refused when it runs under more seccomp filters than this server (a checker's
-/// tree, or anything confined beyond the server), and, failing closed, when its process cannot
+/// A peer is refused when it runs below a checker reaper (ReaperAncestor: this holds however
+/// the server itself is confined), or under more seccomp filters than this server (a checker's
+/// tree, or anything confined beyond it), and, failing closed, when its process cannot
 /// be identified or examined: SO_PEERPIDFD (Linux 6.5) pins the peer, so a pid handed to another
 /// process between the read of its status and the answer is detected and refused too. The
 /// text is the 403 message, e.g. `the peer (pid 4242) runs under 2 seccomp filters, the server
 /// under 1: it runs inside a checker's sandbox, and no checker may call the gate`.
 std::optional<std::string> RefuseConfinedPeer(int fd);
+
+/// The pid of the nearest process at or above `pid` (through /proc/<pid>/stat's parent field)
+/// whose command is the checker reaper (`devflow-gate-reaper`, cut to comm's 15 bytes), or
+/// nullopt when there is none up to pid 1. Every process a checker starts stays below its
+/// reaper, which is a child subreaper, until the check ends.
+std::optional<pid_t> ReaperAncestor(pid_t pid);
 
 }  // namespace devflow::server

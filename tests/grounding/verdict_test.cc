@@ -339,6 +339,48 @@ TEST_CASE("only the last block that claims to be a verdict decides, and only whe
   }
 }
 
+// The trial of 2026-12-02: a draft allow, then a final answer the fence scan does not see as
+// a claiming block. Each admitted the draft before; now nothing after the deciding block may
+// name a verdict key.
+TEST_CASE("a final answer the fence scan misses never leaves a draft allow deciding") {
+  const std::string draft = "```json\n{\"verdict\": \"allow\", \"summary\": \"draft ok\"}\n```\n";
+  const std::vector<std::string> finals = {
+      // an inline ``` in the prose pairs with the veto's opening fence
+      "Wait: the design never closes its ``` fence on line 12, so I withdraw that.\n\n"
+      "```json\n{\"verdict\": \"veto\", \"summary\": \"unclosed fence in design\"}\n```\n",
+      // a one-line fence: the whole line is an info string
+      "On reflection:\n```{\"verdict\": \"veto\", \"summary\": \"no\"}```\n",
+      // a tilde fence
+      "On reflection:\n~~~json\n{\"verdict\": \"veto\", \"summary\": \"no\"}\n~~~\n",
+      // YAML and JSON5 write the key unquoted
+      "On reflection:\n```yaml\nverdict: veto\nsummary: no\n```\n",
+      "```JSON5\nverdict: \"veto\"\n```\n",
+      // prose after the block that restates a verdict
+      "\nVerdict: veto, after all.\n",
+  };
+  for (const std::string& final_answer : finals) {
+    CAPTURE(final_answer);
+    CHECK_FALSE(ParseLastVerdict(draft + final_answer));
+  }
+  // The control: the draft alone, or followed by prose and other blocks that name no verdict
+  // key, decides.
+  CHECK(ParseLastVerdict(draft));
+  auto with_prose = ParseLastVerdict(draft + "\nThe verdict stands.\n```bash\nmake test\n```\n");
+  REQUIRE(with_prose);
+  CHECK(with_prose->allow);
+}
+
+TEST_CASE("MentionsVerdictKey finds a quoted key anywhere and an unquoted one at a line start") {
+  CHECK(MentionsVerdictKey("x \"Verdict\" y"));
+  CHECK(MentionsVerdictKey("verdict: veto"));
+  CHECK(MentionsVerdictKey("  - verdict = allow"));
+  CHECK(MentionsVerdictKey("{verdict: 'veto'}"));
+  CHECK(MentionsVerdictKey("a\nVERDICT : x"));
+  CHECK_FALSE(MentionsVerdictKey("my verdict: allow"));  // not at the start of a line
+  CHECK_FALSE(MentionsVerdictKey("verdicts: 3"));
+  CHECK_FALSE(MentionsVerdictKey("the verdict stands"));
+}
+
 TEST_CASE("a key twice anywhere in the verdict object makes it no verdict") {
   const char* const duplicated[] = {
       R"({"verdict": "allow", "summary": "ok", "verdict": "allow"})",

@@ -96,5 +96,31 @@ TEST_CASE(
   CHECK(Stage(ws, card) == "designing");
 }
 
+// The trial of 2026-12-02: a server under a seccomp filter of its own (a hardened unit) saw the
+// checker of an unconfined CLI move with as many filters as it has, and served it. The reaper
+// among the peer's ancestors gives the checker away however the server is confined.
+TEST_CASE("serve under a seccomp filter of its own still refuses a CLI move's checker") {
+  Workspace ws("plugins: []\n");
+  ws.CardInDesigning();
+  auto sibling = ws.Gate({"card", "create", "--title", "Sibling"});
+  REQUIRE(sibling.exit_code == 0);
+  const std::string card = e2e::Lines(sibling.out).at(0);
+  ws.WriteConfig(CallingConfig(ws / "gate.sock", card));
+  const std::string before = Stage(ws, card);
+  SocketServer server(ws, {}, /*under_filter=*/true);
+  CHECK(server.Get("/healthz").status == 200);  // this test (no filter) is served
+
+  auto cli = ws.Gate({"move", ws.card(), "ready", "--json"});
+  INFO("cli: " << cli.out << cli.err << "\nserver log:\n" << server.serve->Log());
+  CHECK(cli.exit_code == 0);
+  CHECK(cli.out.find("the gate answered: HTTP/1.1 403") != std::string::npos);
+  CHECK(Stage(ws, card) == before);
+  CHECK(!server.serve->WaitLog("runs below the checker reaper").empty());
+}
+
+TEST_CASE("ReaperAncestor finds no reaper above this test, and reads this process's parent") {
+  CHECK_FALSE(server::ReaperAncestor(::getpid()));
+}
+
 }  // namespace
 }  // namespace devflow::server_test

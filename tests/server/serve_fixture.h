@@ -6,8 +6,11 @@
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -116,7 +119,9 @@ inline HttpAnswer Request(const std::string& where, const std::string& method,
 /// `devflow-gate [--root R] serve ARGS…` in `cwd`, stderr read line by line.
 class Serve {
  public:
-  Serve(const std::string& cwd, const std::vector<std::string>& args) {
+  /// `under_filter`: the server runs under one allow-everything seccomp filter of its own, as
+  /// a hardened systemd unit or a container runtime would start it.
+  Serve(const std::string& cwd, const std::vector<std::string>& args, bool under_filter = false) {
     int err[2];
     REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
     std::vector<std::string> argv = {test::GateBinary()};
@@ -129,6 +134,14 @@ class Serve {
       ::dup2(devnull, 0);
       ::dup2(devnull, 1);
       if (::chdir(cwd.c_str()) != 0) ::_exit(127);
+      if (under_filter) {
+        sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        sock_fprog program{1, &allow};
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+            ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
+          ::_exit(126);
+        }
+      }
       std::vector<char*> cargv;
       for (auto& a : argv) cargv.push_back(a.data());
       cargv.push_back(nullptr);
@@ -216,11 +229,12 @@ class Serve {
 
 /// A server on `<workspace>/gate.sock` serving the workspace's root; ready when it returns.
 struct SocketServer {
-  SocketServer(const e2e::Workspace& ws, std::vector<std::string> extra = {})
+  SocketServer(const e2e::Workspace& ws, std::vector<std::string> extra = {},
+               bool under_filter = false)
       : socket(ws / "gate.sock") {
     std::vector<std::string> args = {"--root", ws.root(), "serve", "--listen", "unix:" + socket};
     args.insert(args.end(), extra.begin(), extra.end());
-    serve = std::make_unique<Serve>(ws.path(), args);
+    serve = std::make_unique<Serve>(ws.path(), args, under_filter);
     std::string ready = serve->WaitLog("\"msg\":\"ready\"");
     INFO("server log:\n" << serve->Log());
     REQUIRE(!ready.empty());
