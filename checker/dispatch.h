@@ -11,6 +11,17 @@
 
 namespace devflow {
 
+/// What a checker that ran wrote, kept for a fault report (issue 10 item 8).
+struct CheckEvidence {
+  bool ran = false;          // the checker was started (false: nothing below is known)
+  std::string reply;         // stdout as read: at most max_reply_bytes
+  int64_t reply_bytes = 0;   // stdout bytes the checker wrote, as far as they were read
+  bool reply_over = false;   // the read stopped at max_reply_bytes: reply_bytes is a lower bound
+  std::string stderr_tail;   // the end of stderr (SubprocessOptions::stderr_tail_bytes or more)
+  int64_t stderr_bytes = 0;  // stderr bytes in all
+  std::string sandbox;       // as CheckReply::sandbox
+};
+
 /// One check to run.
 struct CheckRequest {
   std::string provider;  // provider name from the edge config
@@ -24,6 +35,9 @@ struct CheckRequest {
   /// DEVFLOW_GATE_INPUTS: `<kind>:<rev>:<bytes>,…` of the prompt's inputs (checker/prompt.h
   /// InputManifest), so a checker can cut the prompt exactly whatever the artifacts contain.
   std::string inputs_manifest;
+  /// When set, a Dispatch that fails after the checker started fills it with what the checker
+  /// wrote (a timeout, an exit code, a signal, a reply over the cap); untouched otherwise.
+  CheckEvidence* evidence = nullptr;
 };
 
 /// The checker's reply text (stdout), complete.
@@ -32,6 +46,10 @@ struct CheckReply {
   /// Confinement the checker ran under: "bwrap", "landlock-abi<N>+seccomp", "none" or "off"
   /// (the provider asked for `sandbox: off`); empty from a dispatcher that spawns nothing.
   std::string sandbox;
+  /// The end of the checker's stderr and its whole size in bytes (empty / 0 from a dispatcher
+  /// that spawns nothing): kept in a fault report when the reply holds no verdict.
+  std::string stderr_tail;
+  int64_t stderr_bytes = 0;
 };
 
 /// Runs one check. A failed Result carries code "fault" and the exact SPEC §5 fault text as

@@ -450,6 +450,8 @@ struct Run {
   int native_status = 0;
   std::string reply;
   std::string stderr_tail;
+  int64_t stderr_bytes = 0;
+  int64_t reply_bytes = 0;  // stdout bytes read, the overflowing read included
   std::array<char, 64 * 1024> out_buf{}, err_buf{};
 
   bool Finished() const { return exited && stdin_done && stdout_done && stderr_done; }
@@ -490,6 +492,7 @@ struct Run {
             Done(stdout_done);
             return;
           }
+          reply_bytes += static_cast<int64_t>(n);
           if (static_cast<int64_t>(reply.size() + n) > request.max_reply_bytes) {
             reply_over = true;
             tree->Kill();
@@ -511,6 +514,7 @@ struct Run {
             return;
           }
           stderr_tail.append(err_buf.data(), n);
+          stderr_bytes += static_cast<int64_t>(n);
           const size_t keep = static_cast<size_t>(std::max<int64_t>(options.stderr_tail_bytes, 1));
           if (stderr_tail.size() > 2 * keep) stderr_tail.erase(0, stderr_tail.size() - keep);
           ReadStderr();
@@ -964,8 +968,15 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     }
 
     Status outcome = run.Outcome();
-    if (!outcome.ok()) return outcome;
-    return CheckReply{std::move(run.reply), level};
+    if (!outcome.ok()) {
+      if (request.evidence && outcome.code() == "fault") {
+        *request.evidence = CheckEvidence{true,           std::move(run.reply), run.reply_bytes,
+                                          run.reply_over, run.stderr_tail,      run.stderr_bytes,
+                                          level};
+      }
+      return outcome;
+    }
+    return CheckReply{std::move(run.reply), level, run.stderr_tail, run.stderr_bytes};
   } catch (const std::exception& e) {  // Asio/Process throw; nothing crosses the module edge
     return Fault("cannot run checker \"" + program + "\": " + e.what());
   }

@@ -134,32 +134,80 @@ bool ClaimsVerdict(const FencedBlock& block) {
   return MentionsVerdictKey(block.content);
 }
 
-std::optional<Verdict> DecodeVerdictBlock(std::string_view content) {
+namespace {
+
+// A JSON value as a reason quotes it: compact JSON, cut to at most 80 bytes at a UTF-8
+// boundary (`…` marks the cut), so a checker's text cannot make the reason long.
+std::string Quoted(const nlohmann::json& value) {
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  constexpr size_t kMax = 80;
+  if (text.size() <= kMax) return text;
+  size_t keep = kMax - 3;
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  return text.substr(0, keep) + "\xE2\x80\xA6";
+}
+
+const char* TypeName(const nlohmann::json& value) {
+  if (value.is_null()) return "null";
+  if (value.is_boolean()) return "a boolean";
+  if (value.is_number()) return "a number";
+  if (value.is_string()) return "a string";
+  if (value.is_array()) return "an array";
+  return "an object";
+}
+
+// DecodeVerdictBlock's rules, one by one; on the first that fails, `why` says which (the
+// wording of VerdictFaultReason, after "the last verdict block ").
+std::optional<Verdict> Decode(std::string_view content, std::string* why) {
+  auto no = [&](std::string reason) -> std::optional<Verdict> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
   // JSON.parse does not skip a byte-order mark; nlohmann would.
-  if (content.substr(0, 3) == "\xEF\xBB\xBF") return std::nullopt;
-  if (JsonNestingDepth(content) > kMaxJsonDepth) return std::nullopt;  // no verdict nests so deep
-  const std::string text = JsonTextAsJsReadsIt(content);               // as JSON.parse reads it
+  if (content.substr(0, 3) == "\xEF\xBB\xBF") {
+    return no("starts with a byte-order mark, which JSON.parse refuses");
+  }
+  if (JsonNestingDepth(content) > kMaxJsonDepth) {  // no verdict nests so deep
+    return no("nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
+  const std::string text = JsonTextAsJsReadsIt(content);  // as JSON.parse reads it
   const nlohmann::json value = ParseWithoutDuplicateKeys(text);
-  if (value.is_discarded() || !value.is_object()) return std::nullopt;
+  if (value.is_discarded()) {
+    if (!nlohmann::json::accept(text)) return no("is not valid JSON");
+    return no("has a key twice (every key must be unique)");
+  }
+  if (!value.is_object()) return no(std::string("is ") + TypeName(value) + ", not a JSON object");
 
   const auto verdict = value.find("verdict");
-  if (verdict == value.end() || !verdict->is_string()) return std::nullopt;
+  if (verdict == value.end()) return no("has no \"verdict\"; expected \"allow\" or \"veto\"");
+  if (!verdict->is_string() || (verdict->get_ref<const std::string&>() != "allow" &&
+                                verdict->get_ref<const std::string&>() != "veto")) {
+    return no("says \"verdict\": " + Quoted(*verdict) + "; expected \"allow\" or \"veto\"");
+  }
   const auto& word = verdict->get_ref<const std::string&>();
-  if (word != "allow" && word != "veto") return std::nullopt;
 
   const auto summary = value.find("summary");
-  if (summary == value.end() || !summary->is_string()) return std::nullopt;
+  if (summary == value.end()) return no("has no \"summary\"; expected a non-blank string");
+  if (!summary->is_string()) {
+    return no("says \"summary\": " + Quoted(*summary) + "; expected a non-blank string");
+  }
   const auto& summary_text = summary->get_ref<const std::string&>();
-  if (IsJsBlank(summary_text)) return std::nullopt;
+  if (IsJsBlank(summary_text)) {
+    return no("says \"summary\": " + Quoted(*summary) + "; expected a non-blank string");
+  }
 
   Verdict out;
   out.allow = word == "allow";
   out.summary = summary_text;
   const auto findings = value.find("findings");
   if (findings != value.end()) {
-    if (!findings->is_array()) return std::nullopt;
+    if (!findings->is_array()) {
+      return no("says \"findings\": " + Quoted(*findings) + "; expected an array of strings");
+    }
     for (const auto& item : *findings) {
-      if (!item.is_string()) return std::nullopt;
+      if (!item.is_string()) {
+        return no("has a finding " + Quoted(item) + "; expected an array of strings");
+      }
       out.findings.push_back(item.get<std::string>());
     }
   }
@@ -168,25 +216,72 @@ std::optional<Verdict> DecodeVerdictBlock(std::string_view content) {
   return out;
 }
 
-std::optional<Verdict> ParseLastVerdict(std::string_view reply,
-                                        const std::optional<std::string>& nonce) {
+// ParseLastVerdict's rule; `why` as VerdictFaultReason words it.
+std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std::string>& nonce,
+                                 std::string* why) {
   const std::vector<FencedBlock> blocks = FencedBlocks(reply);
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     if (!ClaimsVerdict(*it)) continue;
     // The last claim decides alone: broken, unclosed or without the nonce, it is no verdict,
     // and no earlier block (a draft, a quoted example, an echoed artifact) stands in for it.
-    if (!it->closed) return std::nullopt;
-    std::optional<Verdict> verdict = DecodeVerdictBlock(it->content);
-    if (!verdict || (nonce && verdict->nonce != *nonce)) return std::nullopt;
+    if (!it->closed) {
+      if (why) *why = "the last verdict block is never closed (the reply ends inside it)";
+      return std::nullopt;
+    }
+    std::string block_why;
+    std::optional<Verdict> verdict = Decode(it->content, why ? &block_why : nullptr);
+    if (!verdict) {
+      if (why) *why = "the last verdict block " + block_why;
+      return std::nullopt;
+    }
+    if (nonce && verdict->nonce != *nonce) {
+      if (why) {
+        *why = verdict->nonce ? "the last verdict block carries another \"nonce\" than this "
+                                "dispatch's (an echoed or forged verdict)"
+                              : "the last verdict block has no \"nonce\"; this edge sets "
+                                "verdictNonce, so the verdict must carry the prompt's nonce";
+      }
+      return std::nullopt;
+    }
     // Nothing after it may look like a verdict either: a final answer that the fence scan does
     // not see as a block (a `~~~` fence, a one-line fence, a fence that an inline ``` in the
     // prose paired off) must not leave an earlier draft deciding (the trial of 2026-12-02).
     const size_t tail_at =
         static_cast<size_t>(it->content.data() - reply.data()) + it->content.size() + kFence.size();
-    if (tail_at < reply.size() && MentionsVerdictKey(reply.substr(tail_at))) return std::nullopt;
+    if (tail_at < reply.size() && MentionsVerdictKey(reply.substr(tail_at))) {
+      if (why) {
+        *why =
+            "the reply names a verdict key after its last verdict block (a final answer in a "
+            "fence the gate does not read as one?)";
+      }
+      return std::nullopt;
+    }
     return verdict;
   }
+  if (why) {
+    *why = blocks.empty() ? "the reply has no fenced block"
+                          : "none of the reply's " + std::to_string(blocks.size()) +
+                                " fenced blocks claims to be a verdict (a ```json block, or "
+                                "one that starts with { or holds \"verdict\")";
+  }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Verdict> DecodeVerdictBlock(std::string_view content) {
+  return Decode(content, nullptr);
+}
+
+std::optional<Verdict> ParseLastVerdict(std::string_view reply,
+                                        const std::optional<std::string>& nonce) {
+  return ParseLast(reply, nonce, nullptr);
+}
+
+std::string VerdictFaultReason(std::string_view reply, const std::optional<std::string>& nonce) {
+  std::string why;
+  if (ParseLast(reply, nonce, &why)) return "";
+  return why;
 }
 
 std::string BoundVerdictLine(std::string_view text) {

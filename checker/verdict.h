@@ -59,6 +59,14 @@ std::optional<Verdict> DecodeVerdictBlock(std::string_view content);
 std::optional<Verdict> ParseLastVerdict(std::string_view reply,
                                         const std::optional<std::string>& nonce = std::nullopt);
 
+/// Why ParseLastVerdict(reply, nonce) finds no verdict, in words for the operator (the fault
+/// message, the ledger row and the fault report; issue 10 item 8), from the same rules; "" when
+/// it finds one. E.g. `the last verdict block says "verdict": "ALLOW"; expected "allow" or
+/// "veto"`, `the last verdict block is not valid JSON`, `the reply has no fenced block`. A
+/// value of the reply is quoted as compact JSON, at most 80 bytes.
+std::string VerdictFaultReason(std::string_view reply,
+                               const std::optional<std::string>& nonce = std::nullopt);
+
 /// Bounds on what a checker says before it becomes durable (issue 7 item 11): one summary or
 /// finding keeps at most kMaxVerdictLineBytes bytes, a verdict at most kMaxVerdictFindings
 /// findings.

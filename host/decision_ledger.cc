@@ -88,11 +88,12 @@ std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
   row["ok"] = outcome.ok;
   row["message"] = outcome.message;
   row["checks"] = ojson::parse(EncodeChecksJson(outcome.checks));
-  ojson report = nullptr;
+  ojson report = nullptr, fault_report = nullptr;
   for (const auto& r : outcome.reports) {
-    if (r.written) report = r.path;
+    if (r.written) (r.fault ? fault_report : report) = r.path;
   }
   row["report"] = report;
+  row["faultReport"] = fault_report;
   row["parked"] = outcome.parked;
   row["sandbox"] = outcome.sandbox;
   row["outcome"] = DecisionOutcome(outcome);
@@ -118,6 +119,7 @@ std::string IntentRow(const Attempt& attempt, const TransitionCommit& commit,
   row["checks"] =
       ojson::parse(EncodeChecksJson(commit.gate ? commit.gate->checks : std::vector<GateCheck>{}));
   row["report"] = nullptr;
+  row["faultReport"] = nullptr;
   row["parked"] = false;
   row["outcome"] = "intent";
   AddIdentity(row, identity);

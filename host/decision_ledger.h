@@ -43,9 +43,11 @@ std::string DecisionOutcome(const MoveOutcome& outcome);
 
 /// The outcome row for one attempt, compact JSON without newline, fields in this order:
 /// {"decision","at","card","edge","revision","by","code","ok","message","checks","report",
-///  "parked","sandbox","outcome","config":{"file","sha256"},"programs":{<provider>: <path>,…}}
+///  "faultReport","parked","sandbox","outcome","config":{"file","sha256"},
+///  "programs":{<provider>: <path>,…}}
 /// (`decision` = `decision_id`, or NewDecisionId(at) when empty; `edge`/`revision` from the
-/// attempt when it was resolved, else the request; `report` null when none was written;
+/// attempt when it was resolved, else the request; `report` (the veto report) and
+/// `faultReport` (reports/fault_report.h) null when none was written;
 /// `sandbox` the MoveOutcome::sandbox levels, `[]` when no checker ran; `outcome`
 /// DecisionOutcome's).
 std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
@@ -54,7 +56,7 @@ std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
 
 /// The intent row written before a commit: the same fields, with code "commit-intent", ok
 /// true, message `committing card <id> <from>-><to> as revision <N>`, the checks that allowed
-/// it, report null, parked false, outcome "intent", and after "programs"
+/// it, report and faultReport null, parked false, outcome "intent", and after "programs"
 /// `"commit":{"rev":N,"at":<entry at>}`: the journal entry this commit appends. The commit
 /// happened iff the card's journal has an entry with that rev and that `at` (a reader resolves
 /// an intent without an outcome row, e.g. after a SIGKILL, by looking). `decision` is the

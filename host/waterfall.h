@@ -64,11 +64,13 @@ struct AttemptContext {
   /// then reads the card itself). See CardForAttempt.
   const Card* card = nullptr;
   std::vector<ParkRequest> parks;  // filled by policies, drained by the executor
-  /// Veto reports: the path written (or that would be written, under dry_run) and its text.
+  /// Veto reports: the path written (or that would be written, under dry_run) and its text;
+  /// and fault reports (`fault` true, reports/fault_report.h), only ever written ones.
   struct Report {
     std::string path;
     std::string text;
     bool written = false;
+    bool fault = false;
   };
   std::vector<Report> reports;
   void Warn(const std::string& line) {

@@ -9,6 +9,7 @@
 
 #include "checker/prompt.h"
 #include "checker/verdict.h"
+#include "reports/fault_report.h"
 #include "reports/gate_layout.h"
 #include "reports/verdict_cache.h"
 #include "reports/veto_report.h"
@@ -186,11 +187,69 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   request.edge = edge_name;
   request.root = attempt.root;
   request.workspace = Workspace(attempt.root);
+  CheckEvidence evidence;
+  request.evidence = &evidence;
+  // A fault once the checker ran keeps its evidence (issue 10 item 8): the reply and the end of
+  // stderr go to a fault report, `why` and the report's path to the message (and so the
+  // ledger row); the park reason stays upstream's text, so journal lines stay identical.
+  auto fail_with_evidence = [&](const std::string& fault, const std::string& why) {
+    std::string where;
+    if (!context.dry_run) {  // --dry-run writes nothing
+      FaultReportFacts facts;
+      facts.card_id = card->id;
+      facts.edge = edge_name;
+      facts.revision = attempt.expected_revision;
+      facts.checked_inputs = collected->labels;
+      facts.at = attempt.at;
+      facts.provider = configured->provider;
+      facts.sandbox = evidence.sandbox;
+      facts.fault = fault;
+      facts.why = why;
+      facts.reply = std::move(evidence.reply);
+      facts.reply_bytes = evidence.reply_bytes;
+      facts.reply_over = evidence.reply_over;
+      facts.stderr_tail = std::move(evidence.stderr_tail);
+      facts.stderr_bytes = evidence.stderr_bytes;
+      const std::string dir = ReportDir(attempt.root);
+      const std::string path = FaultReportPath(dir, card->id, std::string(LocationName(edge.from)),
+                                               std::string(LocationName(edge.to)),
+                                               attempt.expected_revision, attempt.at);
+      AttemptContext::Report report{path, RenderFaultReport(facts), false, true};
+      Status made = CheckReportDir(fs_, Workspace(attempt.root), ParentPath(path));
+      if (made.ok()) made = fs_.CreateDirs(ParentPath(path));
+      if (made.ok()) made = fs_.WriteFileAtomic(path, report.text);
+      if (made.ok()) {
+        where = "; fault report: " + path;
+        report.written = true;
+        report.text.clear();  // on disk; the outcome only names it
+        context.reports.push_back(std::move(report));
+      } else {
+        where = "; the fault report could not be written: " + made.message();
+      }
+    }
+    Decision vetoed = fail_closed(fault);
+    vetoed.reason = "agent check for " + edge_name + " could not run: " + fault +
+                    (why.empty() ? "" : ": " + why) +
+                    "; the card is parked blocked until the deployment recovers" + where;
+    return vetoed;
+  };
   Result<CheckReply> reply = checker_.Dispatch(request);
-  if (!reply.ok()) return fail_closed(reply.status().message());
+  if (!reply.ok()) {
+    if (reply.status().code() == "fault" && evidence.ran) {
+      return fail_with_evidence(reply.status().message(), "");
+    }
+    return fail_closed(reply.status().message());
+  }
 
   const std::optional<Verdict> said = ParseLastVerdict(reply->text, nonce);
-  if (!said) return fail_closed("the checker replied without a parsable verdict block");
+  if (!said) {
+    evidence = CheckEvidence{true,          std::move(reply->text),        0,
+                             false,         std::move(reply->stderr_tail), reply->stderr_bytes,
+                             reply->sandbox};
+    evidence.reply_bytes = static_cast<int64_t>(evidence.reply.size());
+    const std::string why = VerdictFaultReason(evidence.reply, nonce);
+    return fail_with_evidence("the checker replied without a parsable verdict block", why);
+  }
   // The one place a checker's words enter the system: from here on (journal check, cache
   // record, decision message → terminal and ledger) they are bounded; only the veto report
   // gets them whole, within maxReplyBytes (issue 7 item 11).

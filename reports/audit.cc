@@ -309,7 +309,15 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
     f.warnings.push_back("veto report " + e.path + " does not read as a veto report: " + e.problem +
                          "; the gate did not write it: move it out of the report dir");
   }
+  FaultReportScan faults = ScanFaultReports(ctx);
+  for (const auto& e : faults.errors) f.problems.push_back(e);
+  for (const auto& e : faults.entries) {
+    if (e.problem.empty()) continue;
+    f.warnings.push_back("fault report " + e.path + " does not read as a fault report: " +
+                         e.problem + "; the gate did not write it: move it out of the fault dir");
+  }
   std::vector<std::string> dirs = reports.dirs;
+  dirs.insert(dirs.end(), faults.dirs.begin(), faults.dirs.end());
   dirs.insert(dirs.end(), cache.dirs.begin(), cache.dirs.end());
   ojson temps = CheckTemps(ctx, dirs, f);
   LedgerPart ledger = CheckLedger(ctx, f);
@@ -348,6 +356,8 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
     ojson rj;
     rj["dirs"] = reports.dirs;
     rj["count"] = reports.entries.size();
+    rj["faultDirs"] = faults.dirs;
+    rj["faults"] = faults.entries.size();
     j["reports"] = rj;
     ojson lj;
     lj["path"] = ledger.scan.path;
@@ -383,6 +393,7 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
         << CountsText(cache) << "\n";
   }
   out << "veto reports: " << reports.entries.size() << "\n";
+  out << "fault reports: " << faults.entries.size() << "\n";
   if (!ledger.scan.present) {
     out << "decision ledger: "
         << (ledger.scan.problems.empty() ? "none yet (no move recorded)" : "cannot be read")

@@ -16,6 +16,19 @@ std::string AgentReportDir(const AgentGateConfig& gate, const std::string& root)
   return ResolveAgainst(Workspace(root), *gate.report_dir);
 }
 
+std::string FaultReportDir(const std::string& report_dir) { return JoinPath(report_dir, "faults"); }
+
+std::string FaultReportPath(const std::string& report_dir, const std::string& card_id,
+                            const std::string& from, const std::string& to, int64_t revision,
+                            const std::string& at) {
+  std::string basic;
+  for (char c : at) {  // "2026-09-16T08:00:00.000Z" → "20260916T080000.000Z"
+    if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || c == '.') basic += c;
+  }
+  return JoinPath(FaultReportDir(report_dir), card_id + "-" + from + "-" + to + "-r" +
+                                                  std::to_string(revision) + "-" + basic + ".md");
+}
+
 std::string AgentCacheDir(const AgentGateConfig& gate, const std::string& root) {
   if (!gate.verdict_cache_dir) return "";
   return ResolveAgainst(Workspace(root), *gate.verdict_cache_dir);

@@ -17,6 +17,17 @@ namespace devflow {
 /// against the workspace (the parent of the root), never the process cwd.
 std::string AgentReportDir(const AgentGateConfig& gate, const std::string& root);
 
+/// Where an agent gate keeps its fault reports (reports/fault_report.h): `<reportDir>/faults`,
+/// a subdirectory, so the report dir itself holds only upstream's veto reports.
+std::string FaultReportDir(const std::string& report_dir);
+
+/// `<reportDir>/faults/<card>-<from>-<to>-r<revision>-<at, basic form>.md`, e.g.
+/// `0002-b-designing-ready-r4-20260916T080000.000Z.md`: one file per failed attempt (a card
+/// can fault at the same revision again when its park did not commit).
+std::string FaultReportPath(const std::string& report_dir, const std::string& card_id,
+                            const std::string& from, const std::string& to, int64_t revision,
+                            const std::string& at);
+
 /// The resolved `verdictCacheDir` (relative: against the workspace), or "" when it is unset
 /// (caching disabled).
 std::string AgentCacheDir(const AgentGateConfig& gate, const std::string& root);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "host/terminal.h"
+#include "reports/gate_layout.h"
 #include "reports/operator_json.h"
 
 namespace devflow {
@@ -107,7 +108,63 @@ VetoReportScan ScanVetoReports(const OperatorContext& ctx) {
   return scan;
 }
 
+FaultReportScan ScanFaultReports(const OperatorContext& ctx) {
+  FaultReportScan scan;
+  for (const std::string& report_dir : VetoReportDirs(ctx)) {
+    const std::string dir = FaultReportDir(report_dir);
+    scan.dirs.push_back(dir);
+    // An unlistable report dir is named by ScanVetoReports already; a fault dir that is not
+    // there is none to look at.
+    auto there = ctx.fs.Kind(dir);
+    if (!there.ok() || *there != FileKind::kDir) continue;
+    auto names = ctx.fs.ListDir(dir);
+    if (!names.ok()) {
+      if (!IsAbsent(names.status())) {
+        scan.errors.push_back("fault report dir " + dir + " cannot be listed: " +
+                              names.status().message() + "; check its permissions");
+      }
+      continue;
+    }
+    for (const std::string& name : *names) {
+      if (!EndsWith(name, ".md")) continue;
+      const std::string path = JoinPath(dir, name);
+      auto kind = ctx.fs.Kind(path);
+      if (!kind.ok() || *kind != FileKind::kFile) continue;
+      FaultReportEntry e;
+      e.path = path;
+      auto text = ctx.fs.ReadFile(path);
+      if (!text.ok()) {
+        e.problem = "it cannot be read: " + text.status().message();
+      } else if (auto parsed = ParseFaultReport(path, *text); parsed.ok()) {
+        e = *parsed;
+      } else {
+        e.problem = parsed.status().message();
+      }
+      scan.entries.push_back(e);
+    }
+  }
+  std::sort(scan.entries.begin(), scan.entries.end(),
+            [](const auto& a, const auto& b) { return a.path < b.path; });
+  return scan;
+}
+
 namespace {
+
+ojson FaultJson(const FaultReportEntry& e) {
+  ojson j;
+  j["path"] = e.path;
+  if (!e.problem.empty()) {
+    j["problem"] = e.problem;
+    return j;
+  }
+  j["card"] = e.card;
+  j["edge"] = e.edge;
+  j["revision"] = e.revision;
+  j["at"] = e.at;
+  j["fault"] = e.fault;
+  j["why"] = e.why.empty() ? ojson(nullptr) : ojson(e.why);
+  return j;
+}
 
 ojson ReportJson(const VetoReportEntry& e) {
   ojson j;
@@ -128,12 +185,17 @@ ojson ReportJson(const VetoReportEntry& e) {
 
 int ReportsList(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream& err) {
   VetoReportScan scan = ScanVetoReports(ctx);
+  FaultReportScan faults = ScanFaultReports(ctx);
+  scan.errors.insert(scan.errors.end(), faults.errors.begin(), faults.errors.end());
   if (json) {
     ojson j;
     j["dirs"] = scan.dirs;
     ojson reports = ojson::array();
     for (const auto& e : scan.entries) reports.push_back(ReportJson(e));
     j["reports"] = reports;
+    ojson fault_reports = ojson::array();
+    for (const auto& e : faults.entries) fault_reports.push_back(FaultJson(e));
+    j["faultReports"] = fault_reports;
     j["errors"] = scan.errors;
     out << PrettyJson(j);
   } else {
@@ -146,9 +208,21 @@ int ReportsList(const OperatorContext& ctx, bool json, std::ostream& out, std::o
                           std::to_string(e.revision) + ", at " + e.at + ": " + e.summary)
           << "\n";
     }
-    out << TerminalLine(Plural(scan.entries.size(), "veto report", "veto reports") + " in " +
-                        JoinList(scan.dirs))
-        << "\n";
+    for (const auto& e : faults.entries) {
+      if (!e.problem.empty()) {
+        out << TerminalLine(e.path + ": not a fault report: " + e.problem) << "\n";
+        continue;
+      }
+      out << TerminalLine(e.path + ": fault: card " + e.card + ", edge " + e.edge + ", revision " +
+                          std::to_string(e.revision) + ", at " + e.at + ": " + e.fault +
+                          (e.why.empty() ? "" : ": " + e.why))
+          << "\n";
+    }
+    std::string count = Plural(scan.entries.size(), "veto report", "veto reports");
+    if (!faults.entries.empty()) {
+      count += " and " + Plural(faults.entries.size(), "fault report", "fault reports");
+    }
+    out << TerminalLine(count + " in " + JoinList(scan.dirs)) << "\n";
   }
   for (const auto& e : scan.errors) err << "devflow-gate: " << TerminalLine(e) << "\n";
   return scan.errors.empty() ? 0 : 1;
@@ -163,7 +237,8 @@ struct Located {
 };
 
 Located Locate(const OperatorContext& ctx, const std::string& what, std::ostream& err) {
-  const std::vector<std::string> dirs = VetoReportDirs(ctx);
+  std::vector<std::string> dirs = VetoReportDirs(ctx);
+  for (size_t i = 0, n = dirs.size(); i < n; ++i) dirs.push_back(FaultReportDir(dirs[i]));
   std::string path;
   if (what.find('/') == std::string::npos) {
     if (what == "." || what == "..") {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "host/status.h"
+#include "reports/fault_report.h"
 #include "reports/operator.h"
 
 namespace devflow {
@@ -36,13 +37,24 @@ struct VetoReportScan {
 };
 VetoReportScan ScanVetoReports(const OperatorContext& ctx);
 
-/// `reports list [--json]`: exit 0, or 1 when a report dir cannot be listed.
+/// Every `.md` regular file of every report dir's `faults/` subdirectory (reports/gate_layout.h
+/// FaultReportDir), sorted by path; `dirs` are those fault dirs. A file that does not parse
+/// keeps its `problem`. An absent dir is no error.
+struct FaultReportScan {
+  std::vector<std::string> dirs;
+  std::vector<FaultReportEntry> entries;
+  std::vector<std::string> errors;
+};
+FaultReportScan ScanFaultReports(const OperatorContext& ctx);
+
+/// `reports list [--json]`: veto reports, then fault reports; exit 0, or 1 when a report dir
+/// cannot be listed.
 int ReportsList(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream& err);
 
-/// `reports show PATH|NAME [--json]`: a bare name resolves inside the report dirs, a path must
-/// lie directly in one. Exit 0; 1 the report cannot be read; 2 unknown report, a name in two
-/// dirs, a path outside the report dirs, or not a regular file. The text goes through
-/// TerminalText (host/terminal.h); `--json` gives {"path", "text"} verbatim.
+/// `reports show PATH|NAME [--json]`: a bare name resolves inside the report dirs and their
+/// fault dirs, a path must lie directly in one. Exit 0; 1 the report cannot be read; 2 unknown
+/// report, a name in two dirs, a path outside the report dirs, or not a regular file. The text goes
+/// through TerminalText (host/terminal.h); `--json` gives {"path", "text"} verbatim.
 int ReportsShow(const OperatorContext& ctx, const std::string& what, bool json, std::ostream& out,
                 std::ostream& err);
 

@@ -180,8 +180,8 @@ MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warning
 }
 
 std::string MoveJson(const MoveRequest& request, const MoveOutcome& out) {
-  std::optional<std::string> report;
-  for (const auto& r : out.reports) report = r.path;
+  std::optional<std::string> report, fault_report;
+  for (const auto& r : out.reports) (r.fault ? fault_report : report) = r.path;
   ojson j;
   j["ok"] = out.ok;
   j["code"] = out.code;
@@ -190,6 +190,7 @@ std::string MoveJson(const MoveRequest& request, const MoveOutcome& out) {
   j["checks"] = ojson::parse(EncodeChecksJson(out.checks));
   j["parked"] = out.parked;
   j["report"] = report ? ojson(*report) : ojson(nullptr);
+  j["faultReport"] = fault_report ? ojson(*fault_report) : ojson(nullptr);
   if (request.dry_run) {
     j["dryRun"] = true;
     if (!out.park_message.empty()) j["wouldPark"] = out.park_message;

@@ -61,7 +61,8 @@ TEST_CASE(
   auto start = std::chrono::steady_clock::now();
   MoveOutcome outcome = rig.Move("0103-timeout");
   auto took = std::chrono::steady_clock::now() - start;
-  ExpectParked(rig, outcome, "0103-timeout", "the checker exceeded checkTimeoutMs (1000ms)");
+  ExpectParkedWithEvidence(rig, outcome, "0103-timeout",
+                           "the checker exceeded checkTimeoutMs (1000ms)", "");
   CHECK(recorder.requests.size() == 1);
   CHECK(recorder.requests[0].timeout_ms == 1000);
   CHECK(took < std::chrono::seconds(10));
@@ -74,8 +75,9 @@ TEST_CASE(
   Rig rig;
   rig.scripted.Reply("I looked at it and I think it is mostly fine.\n");
   WriteCard(rig.root, "0104-prose");
-  ExpectParked(rig, rig.Move("0104-prose"), "0104-prose",
-               "the checker replied without a parsable verdict block");
+  ExpectParkedWithEvidence(rig, rig.Move("0104-prose"), "0104-prose",
+                           "the checker replied without a parsable verdict block",
+                           "the reply has no fenced block");
 }
 
 TEST_CASE(
@@ -103,8 +105,11 @@ TEST_CASE("fail-closed.spec 6: fails closed when the checker exits abnormally, w
       test::GateBinary());
   rig.checker = &real;
   WriteCard(rig.root, "0106-exit-diag");
-  ExpectParked(rig, rig.Move("0106-exit-diag"), "0106-exit-diag",
-               "the checker ended with exit code 3: model transport failed");
+  const std::string report =
+      ExpectParkedWithEvidence(rig, rig.Move("0106-exit-diag"), "0106-exit-diag",
+                               "the checker ended with exit code 3: model transport failed", "");
+  CHECK(report.find("\n## Stderr\n\n```\nwarming up\nmodel transport failed\n\n```\n") !=
+        std::string::npos);
 }
 
 TEST_CASE(
@@ -114,8 +119,8 @@ TEST_CASE(
   SubprocessChecker real({ShellProvider("cat >/dev/null; exit 4")}, test::GateBinary());
   rig.checker = &real;
   WriteCard(rig.root, "0107-exit-bare");
-  ExpectParked(rig, rig.Move("0107-exit-bare"), "0107-exit-bare",
-               "the checker ended with exit code 4");
+  ExpectParkedWithEvidence(rig, rig.Move("0107-exit-bare"), "0107-exit-bare",
+                           "the checker ended with exit code 4", "");
 }
 
 TEST_CASE("fail-closed.spec 8: disposes a child whose start only settles after the deadline") {
@@ -131,7 +136,8 @@ TEST_CASE("fail-closed.spec 8: disposes a child whose start only settles after t
   auto start = std::chrono::steady_clock::now();
   MoveOutcome outcome = rig.Move("0108-late");
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
-  ExpectParked(rig, outcome, "0108-late", "the checker exceeded checkTimeoutMs (20ms)");
+  ExpectParkedWithEvidence(rig, outcome, "0108-late", "the checker exceeded checkTimeoutMs (20ms)",
+                           "");
   CHECK(GroupGone(real.last_pgid()));
 }
 

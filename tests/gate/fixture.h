@@ -73,14 +73,17 @@ class ScriptedChecker : public CheckerDispatch {
     bool fault = false;
     std::string text;  // reply text, or the fault message
     std::function<void()> action;
+    std::string stderr_text;  // what the checker wrote on stderr (CheckReply::stderr_tail)
   };
-  void Reply(std::string text) { answers.push_back(Answer{false, std::move(text), nullptr}); }
+  void Reply(std::string text, std::string stderr_text = "") {
+    answers.push_back(Answer{false, std::move(text), nullptr, std::move(stderr_text)});
+  }
   void Allow(const std::string& summary) { Reply(AllowReply(summary)); }
   void Veto(const std::string& summary, const std::vector<std::string>& findings = {}) {
     Reply(VetoReply(summary, findings));
   }
   void Fault(std::string message, std::function<void()> action = nullptr) {
-    answers.push_back(Answer{true, std::move(message), std::move(action)});
+    answers.push_back(Answer{true, std::move(message), std::move(action), ""});
   }
 
   Result<CheckReply> Dispatch(const CheckRequest& request) override {
@@ -92,7 +95,8 @@ class ScriptedChecker : public CheckerDispatch {
     answers.pop_front();
     if (answer.action) answer.action();
     if (answer.fault) return Status::Error("fault", answer.text);
-    return CheckReply{answer.text, ""};
+    return CheckReply{answer.text, "", answer.stderr_text,
+                      static_cast<int64_t>(answer.stderr_text.size())};
   }
 
   /// What Provider() returns for any name (nullptr: like an undefined provider); a test swaps
@@ -326,13 +330,53 @@ inline std::string CouldNotRun(const std::string& fault) {
          "; the card is parked blocked until the deployment recovers";
 }
 
+/// The fault report of a designing->ready attempt at `rev` (at kAt) in the default report dir.
+inline std::string FaultReportOf(const Rig& rig, const std::string& id, int64_t rev) {
+  return rig.ReportDir() + "/faults/" + id + "-designing-ready-r" + std::to_string(rev) +
+         "-20260916T080000.000Z.md";
+}
+
+inline void ExpectParkedAs(Rig& rig, const MoveOutcome& outcome, const std::string& id,
+                           const std::string& fault, int64_t park_rev, const std::string& message);
+
 /// Upstream's shared fail-closed assertion (§5.4): vetoed with the fault and "parked blocked",
-/// the card parked at blocked from designing, and the park journaled by the gate's actor.
+/// the card parked at blocked from designing, and the park journaled by the gate's actor. The
+/// checker never ran (or the scripted one faulted): no fault report is written.
 inline void ExpectParked(Rig& rig, const MoveOutcome& outcome, const std::string& id,
                          const std::string& fault, int64_t park_rev = 3) {
+  ExpectParkedAs(rig, outcome, id, fault, park_rev, Rejected(id, CouldNotRun(fault)));
+  CHECK(rig.Files(rig.ReportDir() + "/faults").empty());
+}
+
+/// ExpectParked for a fault once the checker ran (issue 10 item 8): the message adds `: <why>`
+/// (when there is one) after the fault and `; fault report: <path>` at the end, the journal's
+/// park reason is upstream's text unchanged, and the fault report is on disk; its text is
+/// returned ("" when it is missing).
+inline std::string ExpectParkedWithEvidence(Rig& rig, const MoveOutcome& outcome,
+                                            const std::string& id, const std::string& fault,
+                                            const std::string& why, int64_t park_rev = 3) {
+  const std::string path = FaultReportOf(rig, id, park_rev - 1);
+  ExpectParkedAs(rig, outcome, id, fault, park_rev,
+                 Rejected(id, "agent check for designing->ready could not run: " + fault +
+                                  (why.empty() ? "" : ": " + why) +
+                                  "; the card is parked blocked until the deployment recovers"
+                                  "; fault report: " +
+                                  path));
+  CHECK(rig.Files(rig.ReportDir() + "/faults") ==
+        std::vector<std::string>{path.substr(path.rfind('/') + 1)});
+  REQUIRE(outcome.reports.size() == 1);
+  CHECK(outcome.reports[0].fault);
+  CHECK(outcome.reports[0].written);
+  CHECK(outcome.reports[0].path == path);
+  Result<std::string> text = RealFileSystem().ReadFile(path);
+  return text.ok() ? *text : "";
+}
+
+inline void ExpectParkedAs(Rig& rig, const MoveOutcome& outcome, const std::string& id,
+                           const std::string& fault, int64_t park_rev, const std::string& message) {
   CHECK(outcome.code == "vetoed");
   CHECK(!outcome.ok);
-  CHECK(outcome.message == Rejected(id, CouldNotRun(fault)));
+  CHECK(outcome.message == message);
   CHECK(outcome.failed_closed);
   CHECK(outcome.parked);
   REQUIRE(outcome.card.has_value());

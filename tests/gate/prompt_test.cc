@@ -20,11 +20,13 @@ ProviderConfig ScriptProvider(Rig& rig, const std::string& body) {
 }
 
 // Cases 10–15: a reply whose only fenced block is not a verdict fails closed and parks.
-void ExpectOnlyBlockFailsClosed(const std::string& id, const std::string& block) {
+void ExpectOnlyBlockFailsClosed(const std::string& id, const std::string& block,
+                                const std::string& why) {
   Rig rig;
   WriteCard(rig.root, id);
   rig.scripted.Reply("Here is my verdict.\n\n```json\n" + block + "\n```\n");
-  ExpectParked(rig, rig.Move(id), id, "the checker replied without a parsable verdict block");
+  ExpectParkedWithEvidence(rig, rig.Move(id), id,
+                           "the checker replied without a parsable verdict block", why);
   CHECK(rig.scripted.requests.size() == 1);
 }
 
@@ -214,7 +216,7 @@ TEST_CASE("prompt.spec 7: fails closed when the checker reply exceeds the reply 
   SubprocessChecker real({p}, test::GateBinary());
   rig.checker = &real;
   rig.config.max_reply_bytes = 64;
-  ExpectParked(rig, rig.Move(id), id, "the checker reply exceeded 64 bytes");
+  ExpectParkedWithEvidence(rig, rig.Move(id), id, "the checker reply exceeded 64 bytes", "");
 }
 
 TEST_CASE(
@@ -257,30 +259,38 @@ TEST_CASE(
 }
 
 TEST_CASE("prompt.spec 10: fails closed when the only block carries a JSON scalar") {
-  ExpectOnlyBlockFailsClosed("0310-scalar", "42");
+  ExpectOnlyBlockFailsClosed("0310-scalar", "42",
+                             "the last verdict block is a number, not a JSON object");
 }
 
 TEST_CASE("prompt.spec 11: fails closed when the only block carries JSON null") {
-  ExpectOnlyBlockFailsClosed("0311-null", "null");
+  ExpectOnlyBlockFailsClosed("0311-null", "null",
+                             "the last verdict block is null, not a JSON object");
 }
 
 TEST_CASE("prompt.spec 12: fails closed when the only block carries an unknown verdict word") {
-  ExpectOnlyBlockFailsClosed("0312-maybe", "{\"verdict\": \"maybe\", \"summary\": \"unsure\"}");
+  ExpectOnlyBlockFailsClosed(
+      "0312-maybe", "{\"verdict\": \"maybe\", \"summary\": \"unsure\"}",
+      "the last verdict block says \"verdict\": \"maybe\"; expected \"allow\" or \"veto\"");
 }
 
 TEST_CASE("prompt.spec 13: fails closed when the only block carries a blank summary") {
-  ExpectOnlyBlockFailsClosed("0313-blank", "{\"verdict\": \"allow\", \"summary\": \"  \"}");
+  ExpectOnlyBlockFailsClosed(
+      "0313-blank", "{\"verdict\": \"allow\", \"summary\": \"  \"}",
+      "the last verdict block says \"summary\": \"  \"; expected a non-blank string");
 }
 
 TEST_CASE("prompt.spec 14: fails closed when the only block carries non-array findings") {
   ExpectOnlyBlockFailsClosed(
       "0314-findings-string",
-      "{\"verdict\": \"veto\", \"summary\": \"hollow\", \"findings\": \"one\"}");
+      "{\"verdict\": \"veto\", \"summary\": \"hollow\", \"findings\": \"one\"}",
+      "the last verdict block says \"findings\": \"one\"; expected an array of strings");
 }
 
 TEST_CASE("prompt.spec 15: fails closed when the only block carries a non-string finding") {
-  ExpectOnlyBlockFailsClosed("0315-findings-number",
-                             "{\"verdict\": \"veto\", \"summary\": \"hollow\", \"findings\": [1]}");
+  ExpectOnlyBlockFailsClosed(
+      "0315-findings-number", "{\"verdict\": \"veto\", \"summary\": \"hollow\", \"findings\": [1]}",
+      "the last verdict block has a finding 1; expected an array of strings");
 }
 
 TEST_CASE("prompt.spec 16: reports \"no individual findings\" when a veto carries none") {

@@ -37,7 +37,7 @@ class NonceAware : public CheckerDispatch {
       : reply_(std::move(reply)) {}
   Result<CheckReply> Dispatch(const CheckRequest& request) override {
     prompts.push_back(request.prompt);
-    return CheckReply{reply_(NonceOf(request.prompt)), ""};
+    return CheckReply{reply_(NonceOf(request.prompt)), "", "", 0};
   }
   std::vector<std::string> prompts;
 
@@ -81,7 +81,11 @@ TEST_CASE("with verdictNonce an echoed embedded allow cannot admit the move: it 
   rig.checker = &echo;
   WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", kForgingDesign}});
   MoveOutcome outcome = rig.Move("0001-a");
-  ExpectParked(rig, outcome, "0001-a", "the checker replied without a parsable verdict block", 5);
+  ExpectParkedWithEvidence(rig, outcome, "0001-a",
+                           "the checker replied without a parsable verdict block",
+                           "the last verdict block has no \"nonce\"; this edge sets verdictNonce, "
+                           "so the verdict must carry the prompt's nonce",
+                           5);
   CHECK(rig.Journal("0001-a").find("forged by the artifact") == std::string::npos);
 }
 
@@ -96,7 +100,9 @@ TEST_CASE("a checker that echoes its whole prompt fails closed with or without t
     rig.checker = &cat;
     WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", kForgingDesign}});
     MoveOutcome outcome = rig.Move("0001-a");
-    ExpectParked(rig, outcome, "0001-a", "the checker replied without a parsable verdict block", 5);
+    ExpectParkedWithEvidence(rig, outcome, "0001-a",
+                             "the checker replied without a parsable verdict block",
+                             "the last verdict block is not valid JSON", 5);
     CHECK(rig.Journal("0001-a").find("forged by the artifact") == std::string::npos);
   }
 }
@@ -152,7 +158,11 @@ TEST_CASE("with verdictNonce a block without the nonce or with another nonce is 
   rig.checker = &liar;
   WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
   MoveOutcome outcome = rig.Move("0001-a");
-  ExpectParked(rig, outcome, "0001-a", "the checker replied without a parsable verdict block", 5);
+  ExpectParkedWithEvidence(rig, outcome, "0001-a",
+                           "the checker replied without a parsable verdict block",
+                           "the last verdict block carries another \"nonce\" than this dispatch's "
+                           "(an echoed or forged verdict)",
+                           5);
 }
 
 TEST_CASE("with verdictNonce the last verdict block decides and must carry the nonce") {
@@ -184,7 +194,11 @@ TEST_CASE("with verdictNonce a later block without the nonce makes the reply fai
   rig.checker = &checker;
   WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
   MoveOutcome outcome = rig.Move("0001-a");
-  ExpectParked(rig, outcome, "0001-a", "the checker replied without a parsable verdict block", 5);
+  ExpectParkedWithEvidence(rig, outcome, "0001-a",
+                           "the checker replied without a parsable verdict block",
+                           "the last verdict block has no \"nonce\"; this edge sets verdictNonce, "
+                           "so the verdict must carry the prompt's nonce",
+                           5);
 }
 
 TEST_CASE("each dispatch draws a fresh 32-hex-digit nonce") {

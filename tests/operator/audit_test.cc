@@ -67,6 +67,7 @@ TEST_CASE("audit of a healthy root prints every section and exits 0") {
             "verdict cache: 1 record: current 1, stale 0, corrupt 0, misnamed 0, unreadable 0; "
             "temp files 0\n"
             "veto reports: 1\n"
+            "fault reports: 0\n"
             "decision ledger: 2 decisions: allowed 1, vetoed 1, fault 0, parked 0, interrupted "
             "0, rejected 0; 0 commit intents; 0 bad lines\n"
             "sandbox of decisions: unknown 2\n"
@@ -123,6 +124,7 @@ TEST_CASE(
       "verdict cache: 2 records: current 1, stale 0, corrupt 1, misnamed 0, unreadable 0; temp "
       "files 0",
       "veto reports: 0",
+      "fault reports: 0",
       "decision ledger: 1 decision: allowed 1, vetoed 0, fault 0, parked 0, interrupted 0, "
       "rejected 0; 0 commit intents; 1 bad line",
       "sandbox of decisions: unknown 1",
@@ -196,7 +198,11 @@ TEST_CASE("audit --json gives the counts, the problems and each section's facts"
                                      {"unreadable", 0},
                                      {"temp", 0}}}}
                                  .dump());
-  CHECK(j["reports"].dump() == ojson{{"dirs", {r.ReportDir()}}, {"count", 0}}.dump());
+  CHECK(j["reports"].dump() == ojson{{"dirs", {r.ReportDir()}},
+                                     {"count", 0},
+                                     {"faultDirs", {r.ReportDir() + "/faults"}},
+                                     {"faults", 0}}
+                                   .dump());
   CHECK(j["ledger"]["rows"] == 1);
   CHECK(j["ledger"]["badLines"] == 1);
   CHECK(j["ledger"]["byOutcome"].dump() ==
@@ -211,7 +217,7 @@ TEST_CASE("a blocked card alone is a warning: audit stays healthy") {
   CHECK(ran.code == 0);
   auto lines = Lines(ran.out);
   CHECK(lines.at(5) == "verdict cache: disabled (no devflow-agent-gate sets verdictCacheDir)");
-  CHECK(lines.at(7) == "decision ledger: none yet (no move recorded)");
+  CHECK(lines.at(8) == "decision ledger: none yet (no move recorded)");
   CHECK(lines.back() == "healthy: 0 problems, 1 warning");
 }
 
@@ -222,7 +228,7 @@ TEST_CASE("audit names a commit.lock that holds no pid") {
   Spit(lock, "");
   Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
   CHECK(ran.code == 1);
-  CHECK(Lines(ran.out).at(8) == "problem: card 0001-a is locked by " + lock +
+  CHECK(Lines(ran.out).at(9) == "problem: card 0001-a is locked by " + lock +
                                     ", which names no pid (\"\"); if no devflow process is "
                                     "running, remove " +
                                     lock);
@@ -236,13 +242,13 @@ TEST_CASE("audit folds archived cards and cards that lost their journal") {
   CHECK(ran.code == 1);
   auto lines = Lines(ran.out);
   CHECK(lines.at(1) == "cards: 2 checked, 2 do not fold");
-  CHECK(lines.at(8) == "problem: card 0005-e does not fold: " + r.CardDir("0005-e") +
+  CHECK(lines.at(9) == "problem: card 0005-e does not fold: " + r.CardDir("0005-e") +
                            "/journal.jsonl: the journal is missing; repair the line by hand or "
                            "restore the journal from version control (every read and move of "
                            "this card fails until then)");
-  CHECK(lines.at(9).rfind("problem: card 0004-d does not fold: " + r.root +
-                              "/archive/2026-09/0004-d/journal.jsonl: ",
-                          0) == 0);
+  CHECK(lines.at(10).rfind("problem: card 0004-d does not fold: " + r.root +
+                               "/archive/2026-09/0004-d/journal.jsonl: ",
+                           0) == 0);
 }
 
 TEST_CASE("audit counts a ledger row without a code as a bad line") {
@@ -251,12 +257,12 @@ TEST_CASE("audit counts a ledger row without a code as a bad line") {
   Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
   CHECK(ran.code == 1);
   auto lines = Lines(ran.out);
-  CHECK(lines.at(7) ==
+  CHECK(lines.at(8) ==
         "decision ledger: 1 decision: allowed 0, vetoed 1, fault 0, parked 0, interrupted 0, "
         "rejected 0; 0 commit intents; 1 bad line");
-  CHECK(lines.at(9) == "problem: decision ledger: " + LedgerPath(r) +
-                           ":2: not a decision row (no string \"code\"); move the line out of "
-                           "the ledger by hand");
+  CHECK(lines.at(10) == "problem: decision ledger: " + LedgerPath(r) +
+                            ":2: not a decision row (no string \"code\"); move the line out of "
+                            "the ledger by hand");
 }
 
 TEST_CASE("audit counts commit intents apart and warns about one without its outcome row") {
@@ -271,16 +277,16 @@ TEST_CASE("audit counts commit intents apart and warns about one without its out
   Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
   CHECK(ran.code == 0);
   auto lines = Lines(ran.out);
-  CHECK(lines.at(7) ==
+  CHECK(lines.at(8) ==
         "decision ledger: 1 decision: allowed 1, vetoed 0, fault 0, parked 0, interrupted 0, "
         "rejected 0; 2 commit intents; 0 bad lines");
-  CHECK(lines.at(8) == "sandbox of decisions: no checker 1");
-  CHECK(lines.at(9) ==
+  CHECK(lines.at(9) == "sandbox of decisions: no checker 1");
+  CHECK(lines.at(10) ==
         "warning: decision D2 (0001-a designing->ready, " + LedgerPath(r) +
             ":3) has a commit-intent row and no outcome row: the host stopped or could not "
             "write between them; whether it committed is in the card's journal (`devflow-gate "
             "card show 0001-a`)");
-  CHECK(lines.at(10) == "healthy: 0 problems, 1 warning");
+  CHECK(lines.at(11) == "healthy: 0 problems, 1 warning");
 }
 
 TEST_CASE("audit refuses a root that does not exist, exit 2") {
@@ -327,6 +333,26 @@ TEST_CASE("the real probe measures a file's age from its mtime") {
   auto missing = RealHostProbe().AgeMs(dir / "none");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == "ENOENT");
+}
+
+TEST_CASE("audit counts fault reports and warns about a file in the fault dir it did not write") {
+  OperatorRoot r;
+  FaultReportFacts f;
+  f.card_id = "0001-a";
+  f.edge = "designing->ready";
+  f.revision = 4;
+  f.at = kT0;
+  f.fault = "the checker ended with exit code 3";
+  Spit(r.ReportDir() + "/faults/0001-a-designing-ready-r4-20260916T080000.000Z.md",
+       RenderFaultReport(f));
+  Spit(r.ReportDir() + "/faults/x.md", "# Agent check fault: card 1-x, edge a->b\n\n## Reply\n");
+  Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
+  CHECK(ran.code == 0);
+  auto lines = Lines(ran.out);
+  CHECK(lines.at(7) == "fault reports: 2");
+  CHECK(lines.at(9) == "warning: fault report " + r.ReportDir() +
+                           "/faults/x.md does not read as a fault report: no \"- card: <id>\" "
+                           "line; the gate did not write it: move it out of the fault dir");
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ class WatchingChecker : public CheckerDispatch {
       if (n <= 0) break;
       seen.append(buf, static_cast<size_t>(n));
     }
-    return CheckReply{"```json\n{\"verdict\":\"allow\",\"summary\":\"ok\"}\n```\n", "none"};
+    return CheckReply{"```json\n{\"verdict\":\"allow\",\"summary\":\"ok\"}\n```\n", "none", "", 0};
   }
   std::string seen;
 
@@ -39,7 +39,9 @@ class WatchingChecker : public CheckerDispatch {
 
 class InstantChecker : public CheckerDispatch {
  public:
-  Result<CheckReply> Dispatch(const CheckRequest&) override { return CheckReply{"r", "none"}; }
+  Result<CheckReply> Dispatch(const CheckRequest&) override {
+    return CheckReply{"r", "none", "", 0};
+  }
 };
 
 TEST_CASE("a long checker shows its elapsed time on a terminal stderr, then ends the line") {

@@ -195,7 +195,7 @@ TEST_CASE("every new ledger row carries a decision id and its outcome") {
   CHECK(
       DecisionRow(req, out, kT0, DecisionIdentity{"/w/devflow.yaml", "ab", {{"agent", "/bin/c"}}},
                   "D") ==
-      R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"?->ready","revision":null,"by":{"kind":"human"},"code":"vetoed","ok":false,"message":"agent check for designing->ready could not run: x","checks":[],"report":null,"parked":false,"sandbox":[],"outcome":"fault","config":{"file":"/w/devflow.yaml","sha256":"ab"},"programs":{"agent":"/bin/c"}})");
+      R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"?->ready","revision":null,"by":{"kind":"human"},"code":"vetoed","ok":false,"message":"agent check for designing->ready could not run: x","checks":[],"report":null,"faultReport":null,"parked":false,"sandbox":[],"outcome":"fault","config":{"file":"/w/devflow.yaml","sha256":"ab"},"programs":{"agent":"/bin/c"}})");
   out.parked = true;
   CHECK(DecisionOutcome(out) == "parked");
   out = MoveOutcome{};
@@ -227,7 +227,7 @@ TEST_CASE("a commit-intent row carries its attempt's decision id and the outcome
   commit.at = kT0;
   CHECK(
       IntentRow(attempt, commit, {}, "D") ==
-      R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"designing->ready","revision":4,"by":{"kind":"human"},"code":"commit-intent","ok":true,"message":"committing card 0001-a designing->ready as revision 5","checks":[],"report":null,"parked":false,"outcome":"intent","config":{"file":"","sha256":""},"programs":{},"commit":{"rev":5,"at":"2026-09-16T08:00:00.000Z"}})");
+      R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"designing->ready","revision":4,"by":{"kind":"human"},"code":"commit-intent","ok":true,"message":"committing card 0001-a designing->ready as revision 5","checks":[],"report":null,"faultReport":null,"parked":false,"outcome":"intent","config":{"file":"","sha256":""},"programs":{},"commit":{"rev":5,"at":"2026-09-16T08:00:00.000Z"}})");
   // A row of a host before outcomes: inferred from its code.
   CHECK(InferredOutcome(true, false, "commit-intent", "") == "intent");
 }

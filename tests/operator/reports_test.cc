@@ -69,6 +69,7 @@ TEST_CASE(
               {{"path", r.ReportDir() + "/0009-z-designing-ready-r1.md"},
                {"problem",
                 "it does not start with \"# Agent check veto: card <id>, edge <edge>\""}}}},
+            {"faultReports", nlohmann::ordered_json::array()},
             {"errors", nlohmann::ordered_json::array()}}
             .dump());
 }
@@ -153,7 +154,8 @@ TEST_CASE("reports show refuses a path outside the report dirs, also through .."
     CHECK(ran.code == 2);
     CHECK(ran.out == "");
     CHECK(ran.err == "devflow-gate: reports show: " + journal + " is outside the report dirs (" +
-                         r.ReportDir() + "); pass a report from `devflow-gate reports list`\n");
+                         r.ReportDir() + ", " + r.ReportDir() +
+                         "/faults); pass a report from `devflow-gate reports list`\n");
   }
 }
 
@@ -162,7 +164,8 @@ TEST_CASE("reports show names the missing report and how to find the real ones")
   Ran ran = RunOp(RunReportsCommand, {"show", "nope.md"}, r.Ctx());
   CHECK(ran.code == 2);
   CHECK(ran.err == "devflow-gate: reports show: no report named nope.md in " + r.ReportDir() +
-                       "; run `devflow-gate reports list` to see the reports\n");
+                       ", " + r.ReportDir() +
+                       "/faults; run `devflow-gate reports list` to see the reports\n");
   Ran dots = RunOp(RunReportsCommand, {"show", ".."}, r.Ctx());
   CHECK(dots.code == 2);
   CHECK(dots.err ==
@@ -207,6 +210,72 @@ TEST_CASE("ParseVetoReport reads back every header fact RenderVetoReport writes"
                              "\n## Findings\n\n- f\n");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message() == "no \"- revision: <n>\" line");
+}
+
+// ---- fault reports (issue 10 item 8) ---------------------------------------------------------
+
+namespace {
+FaultReportFacts UpperFault() {
+  FaultReportFacts f;
+  f.card_id = "0001-a";
+  f.edge = "designing->ready";
+  f.revision = 4;
+  f.at = kT0;
+  f.provider = "checker";
+  f.sandbox = "bwrap";
+  f.fault = "the checker replied without a parsable verdict block";
+  f.why = "the last verdict block says \"verdict\": \"ALLOW\"; expected \"allow\" or \"veto\"";
+  f.reply = "```json\n{\"verdict\": \"ALLOW\", \"summary\": \"\x1b]0;pwned\x07\"}\n```\n";
+  f.reply_bytes = static_cast<int64_t>(f.reply.size());
+  return f;
+}
+}  // namespace
+
+TEST_CASE("reports list names each fault report after the veto reports, with its fault and why") {
+  OperatorRoot r;
+  const std::string path =
+      r.ReportDir() + "/faults/0001-a-designing-ready-r4-20260916T080000.000Z.md";
+  Spit(path, RenderFaultReport(UpperFault()));
+  Spit(r.ReportDir() + "/faults/junk.md", "hello\n");
+  Spit(r.ReportDir() + "/faults/notes.txt", "not a report\n");
+  Ran ran = RunOp(RunReportsCommand, {"list"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(ran.out == path +
+                       ": fault: card 0001-a, edge designing->ready, revision 4, at "
+                       "2026-09-16T08:00:00.000Z: the checker replied without a parsable verdict "
+                       "block: the last verdict block says \"verdict\": \"ALLOW\"; expected "
+                       "\"allow\" or \"veto\"\n" +
+                       r.ReportDir() +
+                       "/faults/junk.md: not a fault report: it does not start with \"# Agent "
+                       "check fault: card <id>, edge <edge>\"\n"
+                       "0 veto reports and 2 fault reports in " +
+                       r.ReportDir() + "\n");
+  Ran json = RunOp(RunReportsCommand, {"list", "--json"}, r.Ctx());
+  auto j = nlohmann::ordered_json::parse(json.out);
+  CHECK(j["faultReports"][0].dump() ==
+        nlohmann::ordered_json{{"path", path},
+                               {"card", "0001-a"},
+                               {"edge", "designing->ready"},
+                               {"revision", 4},
+                               {"at", kT0},
+                               {"fault", "the checker replied without a parsable verdict block"},
+                               {"why", UpperFault().why}}
+            .dump());
+}
+
+TEST_CASE("reports show prints a fault report by name through the terminal printer") {
+  OperatorRoot r;
+  const std::string name = "0001-a-designing-ready-r4-20260916T080000.000Z.md";
+  const std::string text = RenderFaultReport(UpperFault());
+  Spit(r.ReportDir() + "/faults/" + name, text);
+  Ran ran = RunOp(RunReportsCommand, {"show", name}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(ran.out.find("\"summary\": \"\\x1b]0;pwned\\x07\"}") != std::string::npos);
+  CHECK(ran.out.find('\x1b') == std::string::npos);
+  Ran by_path =
+      RunOp(RunReportsCommand, {"show", r.ReportDir() + "/faults/" + name, "--json"}, r.Ctx());
+  CHECK(by_path.code == 0);
+  CHECK(nlohmann::ordered_json::parse(by_path.out)["text"] == text);  // verbatim
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ std::string AttemptBody(const Workspace& ws, int64_t revision = 4, const std::st
 // Everything under the workspace except the socket, with timestamps masked.
 std::map<std::string, std::string> Disk(const Workspace& ws) {
   std::map<std::string, std::string> out;
-  for (auto& [path, content] : test::Snapshot(ws.root())) out[path] = MaskTimes(content);
+  for (auto& [path, content] : test::Snapshot(ws.root())) out[MaskTimes(path)] = MaskTimes(content);
   for (auto& [path, content] : test::Snapshot(ws / ".devflow-agent-gate-cache")) {
     out["cache/" + path] = MaskTimes(content);
   }
