@@ -2,6 +2,9 @@
 // blocked with the upstream reason, and leaves nothing of the checker running.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <vector>
+
 #include <chrono>
 #include <set>
 #include <string>
@@ -15,10 +18,20 @@ using Clock = std::chrono::steady_clock;
 
 const char kEdge[] = "designing->ready";
 
-std::string CouldNotRun(const std::string& fault) {
+// The checker ran, so the message names its fault report (issue 10 item 8).
+std::string CouldNotRun(const Workspace& ws, const std::string& fault) {
+  const std::string dir = ws.root() + "/reports/agent-gate/faults";
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    names.push_back(e.path().filename().string());
+  }
+  REQUIRE(names.size() == 1);
   return "devflow: transition of card 0001-export-the-audit-log to \"ready\" was rejected: "
          "agent check for designing->ready could not run: " +
-         fault + "; the card is parked blocked until the deployment recovers\n";
+         fault +
+         "; the card is parked blocked until the deployment recovers; fault report: " + dir + "/" +
+         names[0] + "\n";
 }
 
 // The journal's last line is the park at revision 5 with the agent gate's reason and actor.
@@ -61,7 +74,7 @@ TEST_CASE(
   CHECK(r.exit_code == 3);
   CHECK(seconds < 10.0);  // the timeout, the TERM grace, a park: not the grandchild's 30 s
   const std::string fault = "the checker exceeded checkTimeoutMs (500ms)";
-  CHECK(r.out == CouldNotRun(fault) + ParkedLine());
+  CHECK(r.out == CouldNotRun(ws, fault) + ParkedLine());
   RequireParked(ws, fault);
 
   // Both the checker and its grandchild ran (sh and sleep), and neither outlives the move.
@@ -90,7 +103,7 @@ TEST_CASE("a checker that writes 20 MiB before reading its 20 MiB prompt hits th
   CHECK(r.exit_code == 3);
   CHECK(seconds < 15.0);  // no deadlock: the 20 s default timeout is never reached
   const std::string fault = "the checker reply exceeded 8388608 bytes";
-  CHECK(r.out == CouldNotRun(fault) + ParkedLine());
+  CHECK(r.out == CouldNotRun(ws, fault) + ParkedLine());
   RequireParked(ws, fault);
 }
 
@@ -105,7 +118,7 @@ TEST_CASE("a checker that exits 7 fails closed naming the exit code and its last
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 3);
   const std::string fault = "the checker ended with exit code 7: boom";
-  CHECK(r.out == CouldNotRun(fault) + ParkedLine());
+  CHECK(r.out == CouldNotRun(ws, fault) + ParkedLine());
   RequireParked(ws, fault);
 }
 
@@ -120,7 +133,7 @@ TEST_CASE("a checker killed by SIGSEGV fails closed naming the signal") {
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 3);
   const std::string fault = "the checker ended with signal SIGSEGV";
-  CHECK(r.out == CouldNotRun(fault) + ParkedLine());
+  CHECK(r.out == CouldNotRun(ws, fault) + ParkedLine());
   RequireParked(ws, fault);
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "e2e/workspace.h"
+#include "faults/faults.h"
 
 namespace devflow::e2e {
 namespace {
@@ -26,7 +27,8 @@ TEST_CASE("move --json of a committed move names the new revision and the agent 
         "{\"ok\":true,\"code\":\"committed\",\"message\":\"card 0001-export-the-audit-log moved "
         "designing->ready (revision 5)\",\"card\":{\"id\":\"0001-export-the-audit-log\","
         "\"stage\":\"ready\",\"stageRevision\":5},\"checks\":[{\"by\":{\"kind\":\"agent\"},"
-        "\"verdict\":\"allowed\",\"summary\":\"ok\"}],\"parked\":false,\"report\":null}\n");
+        "\"verdict\":\"allowed\",\"summary\":\"ok\"}],\"parked\":false,\"report\":null,"
+        "\"faultReport\":null}\n");
 }
 
 TEST_CASE("move --json of a veto names the report and leaves the card where it was") {
@@ -44,7 +46,7 @@ TEST_CASE("move --json of a veto names the report and leaves the card where it w
             report +
             "\",\"card\":{\"id\":\"0001-export-the-audit-log\",\"stage\":\"designing\","
             "\"stageRevision\":4},\"checks\":[],\"parked\":false,\"report\":\"" +
-            report + "\"}\n");
+            report + "\",\"faultReport\":null}\n");
   CHECK(test::Slurp(report));
 }
 
@@ -58,9 +60,13 @@ TEST_CASE("move --json of a failed-closed move shows the parked card with blocke
         "{\"ok\":false,\"code\":\"vetoed\",\"message\":\"devflow: transition of card "
         "0001-export-the-audit-log to \\\"ready\\\" was rejected: agent check for "
         "designing->ready could not run: the checker ended with exit code 7: boom; the card is "
-        "parked blocked until the deployment recovers\",\"card\":{\"id\":"
-        "\"0001-export-the-audit-log\",\"stage\":\"blocked\",\"stageRevision\":5,"
-        "\"blockedFrom\":\"designing\"},\"checks\":[],\"parked\":true,\"report\":null}\n");
+        "parked blocked until the deployment recovers; fault report: " +
+            faults::OnlyFaultReport(ws.root()) +
+            "\",\"card\":{\"id\":"
+            "\"0001-export-the-audit-log\",\"stage\":\"blocked\",\"stageRevision\":5,"
+            "\"blockedFrom\":\"designing\"},\"checks\":[],\"parked\":true,\"report\":null,"
+            "\"faultReport\":\"" +
+            faults::OnlyFaultReport(ws.root()) + "\"}\n");
 }
 
 TEST_CASE("move --json of a store rejection carries the store's code and message (exit 4)") {
@@ -73,7 +79,8 @@ TEST_CASE("move --json of a store rejection carries the store's code and message
         "{\"ok\":false,\"code\":\"revision-mismatch\",\"message\":\"card "
         "0001-export-the-audit-log is at revision 4, not the expected 3; re-read the card and "
         "retry\",\"card\":{\"id\":\"0001-export-the-audit-log\",\"stage\":\"designing\","
-        "\"stageRevision\":4},\"checks\":[],\"parked\":false,\"report\":null}\n");
+        "\"stageRevision\":4},\"checks\":[],\"parked\":false,\"report\":null,\"faultReport\":null}"
+        "\n");
   CHECK(ws.JournalLines().size() == 4);
 }
 

@@ -32,7 +32,7 @@ void Prepare(Workspace& ws, std::vector<std::string> command, int timeout_ms = 2
 void RequireFailedClosed(const Workspace& ws, const test::RunResult& r, const std::string& fault) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 3);
-  CHECK(r.out == CouldNotRun(fault) + ParkedLine());
+  CHECK(r.out == CouldNotRunWithReport(ws, fault) + ParkedLine());
   RequireParked(ws, fault);
 }
 

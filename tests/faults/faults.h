@@ -11,7 +11,10 @@
 #include <optional>
 #include <string>
 
+#include <filesystem>
+#include <vector>
 #include "config/config.h"
+
 #include "e2e/workspace.h"
 #include "reports/verdict_cache.h"
 
@@ -22,6 +25,29 @@ using e2e::GateYaml;
 using e2e::Workspace;
 
 inline const char kCard[] = "0001-export-the-audit-log";
+
+/// The one fault report of the workspace's default report dir (REQUIREs exactly one).
+inline std::string OnlyFaultReport(const std::string& root) {
+  const std::string dir = root + "/reports/agent-gate/faults";
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    names.push_back(e.path().filename().string());
+  }
+  REQUIRE(names.size() == 1);
+  return dir + "/" + names[0];
+}
+
+/// What `move` prints for a failed-closed attempt once the checker ran: the why (if any) and
+/// the fault report (issue 10 item 8).
+inline std::string CouldNotRunWithReport(const Workspace& ws, const std::string& fault,
+                                         const std::string& why = "") {
+  return std::string("devflow: transition of card ") + kCard +
+         " to \"ready\" was rejected: agent check for designing->ready could not run: " + fault +
+         (why.empty() ? "" : ": " + why) +
+         "; the card is parked blocked until the deployment recovers; fault report: " +
+         OnlyFaultReport(ws.root()) + "\n";
+}
 
 /// What `move` prints (stdout) for a failed-closed designing->ready attempt.
 inline std::string CouldNotRun(const std::string& fault) {

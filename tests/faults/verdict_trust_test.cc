@@ -72,7 +72,10 @@ TEST_CASE("trust: a draft allow followed by a broken final verdict block fails c
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 3);
   CHECK(r.out ==
-        CouldNotRun("the checker replied without a parsable verdict block") + ParkedLine());
+        CouldNotRunWithReport(
+            ws, "the checker replied without a parsable verdict block",
+            "the last verdict block says \"verdict\": \"reject\"; expected \"allow\" or \"veto\"") +
+            ParkedLine());
   RequireParked(ws, "the checker replied without a parsable verdict block");
 }
 
@@ -129,7 +132,10 @@ TEST_CASE("trust: a verdict cached with verdictNonce off is not reused once it i
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 3);
   CHECK(r.out ==
-        CouldNotRun("the checker replied without a parsable verdict block") + ParkedLine());
+        CouldNotRunWithReport(ws, "the checker replied without a parsable verdict block",
+                              "the last verdict block has no \"nonce\"; this edge sets "
+                              "verdictNonce, so the verdict must carry the prompt's nonce") +
+            ParkedLine());
 }
 
 TEST_CASE("trust: a cached veto whose report is gone runs the checker again, with a warning") {
