@@ -1,7 +1,8 @@
 // What `devflow-gate config check` finds beyond the load (issue 10 item 12): problems the
 // config file parses past but that would make moves fail later — an agent edge naming a
-// provider `providers` does not define, a provider program that cannot be found or run, a `require:` pattern RE2 rejects, a reportDir or verdictCacheDir
-// through a symlink — and dirs that resolve outside the workspace. Nothing is written or run.
+// provider `providers` does not define, a provider program that cannot be found or run, a
+// `require:` pattern RE2 rejects, a reportDir or verdictCacheDir through a symlink — and dirs that
+// resolve outside the workspace. Nothing is written or run.
 #pragma once
 
 #include <string>
