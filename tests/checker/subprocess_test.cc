@@ -77,8 +77,14 @@ std::vector<pid_t> RunningMembers(pid_t pgid) {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
-    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // A process may end between readdir and the read (ESRCH): it is then no member.
+    std::string text;
+    int fd = ::open((std::string("/proc/") + e->d_name + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[1024];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+      text.append(buf, static_cast<size_t>(n));
+    ::close(fd);
     size_t paren = text.rfind(')');
     if (paren == std::string::npos) continue;
     std::istringstream rest(text.substr(paren + 1));
