@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
 
 #include "checker/checker_support.h"
@@ -379,10 +380,25 @@ TEST_CASE(
   CHECK(ThreadsOf(server.serve->pid()) == 1);
   CHECK(server.Get("/metrics").body.find("devflow_gate_checks_in_flight 2\n") != std::string::npos);
   CHECK(server.Get("/healthz").status == 200);
-  test::Spit(fifos / "go", "go\n");
-  test::Spit(fifos / "go", "go\n");
+  // Both checkers wait on the one FIFO "go": one writer's "go\n" can meet both readers (one
+  // reads the line, the other the EOF), so a second blocking write could wait forever. Feed a
+  // line to whoever has it open until both answers are in.
+  std::atomic<int> answered{0};
+  std::thread feeder([&] {
+    while (answered.load() < 2) {
+      int fd = ::open((fifos / "go").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd >= 0) {
+        (void)!::write(fd, "go\n", 3);
+        ::close(fd);
+      }
+      std::this_thread::yield();
+    }
+  });
   t1.join();
+  ++answered;
   t2.join();
+  ++answered;
+  feeder.join();
   CHECK(a1.json()["allowed"] == true);
   CHECK(a2.json()["allowed"] == true);
   CHECK(a1.json()["checks"][0]["summary"] == "gated ok");
