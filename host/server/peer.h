@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace devflow::server {
 
@@ -33,6 +34,30 @@ std::optional<SeccompState> ParseSeccompState(const std::string& status_text);
 /// text is the 403 message, e.g. `the peer (pid 4242) runs under 2 seccomp filters, the server
 /// under 1: it runs inside a checker's sandbox, and no checker may call the gate`.
 std::optional<std::string> RefuseConfinedPeer(int fd);
+
+/// A refused peer: the metric's reason label (`peer-uid`, `peer-confined`, `peer-unidentified`)
+/// and the 403 message.
+struct PeerRefusal {
+  std::string reason;
+  std::string message;
+};
+
+/// Why the peer connected on TCP socket `fd` must be refused, or nullopt when it may call.
+/// The kernel ties no process to a TCP peer (SO_PEERCRED and SO_PEERPIDFD are Unix-only), so
+/// the server asks it for the peer's socket by its four-tuple (NETLINK_SOCK_DIAG, inet_diag:
+/// its owner uid and inode; found only when the peer is a socket of this network namespace,
+/// as a checker with `network: true` is at both levels) and then for the processes that hold
+/// that socket (the `socket:[inode]` links of /proc/<pid>/fd: the kernel offers no map from a
+/// socket to its holders; `ss -p` reads the same). Refused, failing closed:
+/// - a local peer whose uid is not in `allow_uids` (`peer-uid`), as on Unix sockets;
+/// - a local peer with a holder that RefuseConfinedPeer's rules refuse (a reaper among its
+///   ancestors, more seccomp filters than the server) (`peer-confined`); each holder is pinned
+///   with a pidfd and must still hold the socket after it was examined;
+/// - a local peer whose holders cannot all be found and examined, or a loopback peer the kernel
+///   does not know (`peer-unidentified`).
+/// A peer whose socket is not in this namespace is remote (only `--allow-remote`, with the
+/// bearer token, admits it) and passes this screen. Source: issue 7, the trial of 2026-12-02.
+std::optional<PeerRefusal> RefuseTcpPeer(int fd, const std::vector<uid_t>& allow_uids);
 
 /// The pid of the nearest process at or above `pid` (through /proc/<pid>/stat's parent field)
 /// whose command is the checker reaper (`devflow-gate-reaper`, cut to comm's 15 bytes), or

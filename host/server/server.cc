@@ -1006,6 +1006,15 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
       beast::error_code ec;
       auto ep = socket.remote_endpoint(ec);
       peer.peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+      // A checker with `network: true` reaches a loopback listener (issue 7): the peer's socket
+      // is looked up and its processes examined as a Unix peer's is.
+      if (auto refused =
+              server::RefuseTcpPeer(socket.native_handle(), core_.options().allow_uids)) {
+        refuse = {403, refused->message};
+        core_.metrics().ConnectionRefused(refused->reason);
+        Log().Write("warn",
+                    {{"msg", "connection refused: " + refused->message}, {"peer", peer.peer}});
+      }
     }
     if (core_.shared()->open >= core_.options().max_connections) {
       core_.metrics().ConnectionRefused("connection-cap");

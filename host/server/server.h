@@ -27,7 +27,7 @@ struct ServerOptions {
   int64_t drain_timeout_ms = 30000;
   int socket_mode = 0600;
   std::string socket_group;       // chgrp of unix sockets, "" = keep
-  std::vector<uid_t> allow_uids;  // peers allowed on unix sockets; empty = the server's uid
+  std::vector<uid_t> allow_uids;  // peer uids allowed (unix sockets, local TCP); empty = own uid
   bool allow_remote = false;      // TCP on a non-loopback address (needs token_file)
   std::string token_file;         // bearer token required on TCP when set
   int64_t max_body_bytes = 1 << 20;
