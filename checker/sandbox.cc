@@ -286,6 +286,12 @@ Result<int> BuildSeccompFilter(bool network) {
   if (rc == 0 && !network) {
     rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 0);
   }
+  // No checker traces or reads another process's memory: under bubblewrap it could stop the
+  // sandbox's own `timeout`, at the Landlock level read another checker of the same user
+  // (the trial of 2026-12-02). Its own children included: a debugger is no checker's tool.
+  for (int call : {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev)}) {
+    if (rc == 0) rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), call, 0);
+  }
   if (rc != 0) return SandboxError("seccomp_rule_add", -rc);
   int fd = ::memfd_create("devflow-gate-seccomp", MFD_CLOEXEC);
   if (fd < 0) return SandboxError("memfd_create", errno);

@@ -248,6 +248,23 @@ TEST_CASE("a checker without the network cannot reach a Unix socket of the host 
   CHECK(listener.Accepted() == 1);
 }
 
+// The trial of 2026-12-02: under bubblewrap a checker attached to the sandbox's own `timeout`
+// with PTRACE_ATTACH (and so could stop the clock it runs under); at the Landlock level a
+// capability-free checker may trace another checker of the same user. No checker needs
+// ptrace(2) or process_vm_readv/writev(2): the seccomp filter denies them at both levels.
+TEST_CASE("a checker cannot ptrace, not even its own child, at either level") {
+  TempDir ws;
+  for (std::string bwrap : {test::TestBwrap(), std::string()}) {
+    CAPTURE(bwrap);
+    auto denied = RunProbe(ws.path(), {"--ptrace", "1"}, Options(bwrap));
+    CHECK(denied.sandbox == ExpectedLevel(bwrap));
+    CHECK(denied.report["ptrace"] == "EPERM");
+  }
+  // The control: unconfined, the same probe attaches to its child, so the checks above can fail.
+  auto off = RunProbe(ws.path(), {"--ptrace", "1"}, Options(), false, true);
+  CHECK(off.report["ptrace"] == "ok");
+}
+
 TEST_CASE("sandbox: off runs the checker unconfined and says so") {
   TempDir ws;
   ProviderConfig p = Command("probe", {Fixture("confine_probe.py")});
