@@ -48,6 +48,27 @@ inline bool Same(std::string_view a, std::string_view b) {
   return true;
 }
 
+// Every byte printable ASCII (0x20..0x7E) and none a backslash; eight bytes at a time.
+bool PlainAscii(std::string_view s) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t v;
+    std::memcpy(&v, s.data() + i, 8);
+    // a byte >= 0x80, < 0x20, == 0x7F or == '\\'
+    if ((v & kHigh) | ((v - kOnes * 0x20) & ~v & kHigh) | zero_byte(v ^ (kOnes * 0x7F)) |
+        zero_byte(v ^ (kOnes * '\\'))) {
+      return false;
+    }
+  }
+  for (; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c > 0x7E || c == '\\') return false;
+  }
+  return true;
+}
+
 class LiteParser {
  public:
   // Parses `line` into `nodes` (cleared; capacity kept across lines). Throws NotLite.
@@ -67,26 +88,6 @@ class LiteParser {
 
  private:
   static constexpr int kDepth = 16;
-  // Every byte printable ASCII (0x20..0x7E) and none a backslash; eight bytes at a time.
-  static bool PlainAscii(std::string_view s) {
-    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-    auto zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
-    size_t i = 0;
-    for (; i + 8 <= s.size(); i += 8) {
-      uint64_t v;
-      std::memcpy(&v, s.data() + i, 8);
-      // a byte >= 0x80, < 0x20, == 0x7F or == '\\'
-      if ((v & kHigh) | ((v - kOnes * 0x20) & ~v & kHigh) | zero_byte(v ^ (kOnes * 0x7F)) |
-          zero_byte(v ^ (kOnes * '\\'))) {
-        return false;
-      }
-    }
-    for (; i < s.size(); ++i) {
-      const unsigned char c = static_cast<unsigned char>(s[i]);
-      if (c < 0x20 || c > 0x7E || c == '\\') return false;
-    }
-    return true;
-  }
   LiteParser(std::string_view s, std::vector<LiteNode>& nodes) : s_(s), nodes_(nodes) {}
   void Space() {
     while (at_ < s_.size() && s_[at_] == ' ') ++at_;
@@ -423,6 +424,186 @@ JournalEntry DecodeEntry(const J& value) {
   return e;
 }
 
+// The first decoder DecodeJournalLine tries: a line in exactly the shape the stores write
+// (EncodeJournalLine's bytes, which are JSON.stringify's): no whitespace, the fields in their
+// written order (JournalEntry's comment), plain printable-ASCII strings without a backslash,
+// `rev` a positive integer of at most 18 digits. Such a line is read in one pass straight into
+// the entry: no tree, no key search. It only ever accepts: a line that leaves the shape
+// anywhere, or that the decoder would refuse, returns false with `e` in an unspecified state,
+// and the caller decodes it again by the general paths, which decide and word every refusal.
+// Whatever it accepts, DecodeEntry accepts with the same entry (tests/store/fold_once_test.cc
+// checks both on every shape).
+class StoreShape {
+ public:
+  static bool Decode(std::string_view line, JournalEntry& e) {
+    // Every byte outside a string is matched literally (or is a digit of rev), and Str checks
+    // every byte inside one.
+    StoreShape r(line);
+    return r.Entry(e) && r.p_ == r.end_;
+  }
+
+ private:
+  explicit StoreShape(std::string_view s) : p_(s.data()), end_(s.data() + s.size()) {}
+
+  // Consumes `lit` when the bytes at the cursor are exactly it.
+  template <size_t N>
+  bool Lit(const char (&lit)[N]) {
+    constexpr size_t n = N - 1;
+    if (static_cast<size_t>(end_ - p_) < n || std::memcmp(p_, lit, n) != 0) return false;
+    p_ += n;
+    return true;
+  }
+  // The first byte from `p` on that ends a plain string: '"', '\\', a control byte, DEL or a
+  // byte >= 0x80 (eight bytes a step); `end` when there is none.
+  static const char* PlainEnd(const char* p, const char* end) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    auto zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+    for (; end - p >= 8; p += 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      // Each term can flag a byte above a truly flagged one (a borrow), never below it, so the
+      // lowest flag (the first byte, little-endian) is exact.
+      const uint64_t hit = (v & kHigh) | ((v - kOnes * 0x20) & ~v & kHigh) |
+                           zero_byte(v ^ (kOnes * 0x7F)) | zero_byte(v ^ (kOnes * '"')) |
+                           zero_byte(v ^ (kOnes * '\\'));
+      if (hit != 0) return p + (__builtin_ctzll(hit) >> 3);
+    }
+    for (; p < end; ++p) {
+      const unsigned char c = static_cast<unsigned char>(*p);
+      if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') return p;
+    }
+    return end;
+  }
+  // The rest of a string whose opening quote was consumed, up to its closing quote: non-empty,
+  // printable ASCII without a backslash (anything else is the general decoder's to read).
+  bool Str(std::string_view& out) {
+    const char* close = PlainEnd(p_, end_);
+    if (close == end_ || *close != '"' || close == p_) return false;
+    out = std::string_view(p_, static_cast<size_t>(close - p_));
+    p_ = close + 1;
+    return true;
+  }
+  bool Str(std::string& out) {  // `out` is empty: constructed, not assigned into
+    std::string_view v;
+    if (!Str(v)) return false;
+    out = std::string(v);
+    return true;
+  }
+  bool Str(std::optional<std::string>& out) {
+    std::string_view v;
+    if (!Str(v)) return false;
+    out.emplace(v);
+    return true;
+  }
+  bool Loc(std::optional<Location>& out) {
+    std::string_view v;
+    if (!Str(v)) return false;
+    out = ParseLocation(v);
+    return out.has_value();
+  }
+  // {"kind":"human"|"command"[,"name":"…"]} or {"kind":"agent"[,"session":"…"]}
+  bool Who(Actor& a) {
+    if (!Lit("{\"kind\":\"")) return false;
+    if (Lit("agent\"")) {
+      a.kind = std::string("agent");
+      if (Lit(",\"session\":\"") && !Str(a.session)) return false;
+    } else if (Lit("human\"")) {
+      a.kind = std::string("human");
+      if (Lit(",\"name\":\"") && !Str(a.name)) return false;
+    } else if (Lit("command\"")) {
+      a.kind = std::string("command");
+      if (Lit(",\"name\":\"") && !Str(a.name)) return false;
+    } else {
+      return false;
+    }
+    return Lit("}");
+  }
+  bool Who(std::optional<Actor>& a) { return Who(a.emplace()); }
+  // {"approvedBy":…[,"checks":[…]]} or {"checks":[…]}, checks non-empty, each
+  // {"by":…,"verdict":"allowed"[,"summary":"…"]}
+  bool GateOf(Gate& g) {
+    if (!Lit("{\"")) return false;
+    if (Lit("approvedBy\":")) {
+      if (!Who(g.approved_by)) return false;
+      if (!Lit(",\"")) return Lit("}");
+    }
+    if (!Lit("checks\":[")) return false;
+    for (;;) {
+      GateCheck& c = g.checks.emplace_back();
+      if (!Lit("{\"by\":") || !Who(c.by) || !Lit(",\"verdict\":\"allowed\"")) return false;
+      if (Lit(",\"summary\":\"") && !Str(c.summary)) return false;
+      if (!Lit("}")) return false;
+      if (Lit("]")) break;
+      if (!Lit(",")) return false;
+    }
+    return Lit("}");
+  }
+  // archived, restored: ,"by":…[,"reason":"…"]
+  bool ByAndReason(JournalEntry& e) {
+    if (!Lit(",\"by\":") || !Who(e.by)) return false;
+    return !Lit(",\"reason\":\"") || Str(e.reason);
+  }
+  bool Entry(JournalEntry& e) {
+    if (!Lit("{\"rev\":")) return false;
+    const char* digits = p_;
+    uint64_t rev = 0;
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9' && p_ - digits < 18) {
+      rev = rev * 10 + static_cast<uint64_t>(*p_++ - '0');
+    }
+    if (p_ == digits || *digits == '0' || !Lit(",\"at\":\"") || !Str(e.at)) return false;
+    e.rev = static_cast<int64_t>(rev);
+    if (!Lit(",\"type\":\"")) return false;
+    if (Lit("artifact\"")) {
+      e.type = EntryType::kArtifact;
+      if (!Lit(",\"path\":\"") || !Str(e.path) || !Lit(",\"stage\":\"") || !Loc(e.stage) ||
+          !IsStage(*e.stage)) {
+        return false;
+      }
+      if (Lit(",\"by\":") && !Who(e.by)) return false;
+      if (Lit(",\"kind\":\"") && !Str(e.kind)) return false;
+    } else if (Lit("transition\"")) {
+      e.type = EntryType::kTransition;
+      if (!Lit(",\"from\":\"") || !Loc(e.from) || !Lit(",\"to\":\"") || !Loc(e.to)) return false;
+      if (Lit(",\"by\":") && !Who(e.by)) return false;
+      if (Lit(",\"reason\":\"") && !Str(e.reason)) return false;
+      if (Lit(",\"gate\":") && !GateOf(e.gate.emplace())) return false;
+    } else if (Lit("created\"")) {
+      e.type = EntryType::kCreated;
+      if (!Lit(",\"by\":") || !Who(e.by)) return false;
+      if (Lit(",\"parent\":\"") && !Str(e.parent)) return false;
+      if (Lit(",\"serviceClass\":\"")) {
+        std::string_view sc;
+        if (!Str(sc)) return false;
+        e.service_class = ParseServiceClass(sc);
+        if (!e.service_class) return false;
+      }
+    } else if (Lit("abandoned\"")) {
+      e.type = EntryType::kAbandoned;
+      if (!Lit(",\"by\":") || !Who(e.by) || !Lit(",\"reason\":\"") || !Str(e.reason) ||
+          IsBlank(*e.reason)) {
+        return false;
+      }
+    } else if (Lit("archived\"")) {
+      e.type = EntryType::kArchived;
+      if (!ByAndReason(e)) return false;
+    } else if (Lit("restored\"")) {
+      e.type = EntryType::kRestored;
+      if (!ByAndReason(e)) return false;
+    } else if (Lit("claim-expired\"")) {
+      e.type = EntryType::kClaimExpired;
+      if (!Lit(",\"previousOwner\":") || !Who(e.previous_owner) || !Lit(",\"by\":") || !Who(e.by)) {
+        return false;
+      }
+    } else {
+      return false;
+    }
+    return Lit("}");
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
 OrderedJson EncodeActor(const Actor& a) {
   OrderedJson j = OrderedJson::object();
   j["kind"] = a.kind;
@@ -447,11 +628,12 @@ std::string Quoted(Location l) { return "\"" + std::string(LocationName(l)) + "\
 
 // The fold rules of foldJournal (reference §1.7) for the entry at 0-based `index`. Every
 // Fail comes before the first change to `state`, so a refused entry leaves it as it was.
-void Fold(CardState& state, JournalEntry entry) {
+void Fold(CardState& state, JournalEntry&& entry) {
   const int64_t index = static_cast<int64_t>(state.entries.size());
-  const std::string rev = std::to_string(entry.rev);
+  // Worded only when a rule refuses the entry.
+  auto rev = [&entry] { return std::to_string(entry.rev); };
   if (entry.rev != index + 1) {
-    Fail("journal entry " + std::to_string(index + 1) + " carries rev " + rev +
+    Fail("journal entry " + std::to_string(index + 1) + " carries rev " + rev() +
          "; revisions must be contiguous from 1");
   }
   if (index == 0) {
@@ -462,30 +644,30 @@ void Fold(CardState& state, JournalEntry entry) {
     state.created_at = entry.at;
   } else {
     if (state.abandoned) {
-      Fail("journal entry rev " + rev + " follows an abandoned card; abandoning is terminal");
+      Fail("journal entry rev " + rev() + " follows an abandoned card; abandoning is terminal");
     }
     if (state.archived && entry.type != EntryType::kRestored) {
-      Fail("journal entry rev " + rev + " is \"" + std::string(EntryTypeName(entry.type)) +
+      Fail("journal entry rev " + rev() + " is \"" + std::string(EntryTypeName(entry.type)) +
            "\" on an archived card; only \"restored\" may follow archiving");
     }
     switch (entry.type) {
       case EntryType::kCreated:
-        Fail("journal entry rev " + rev + " repeats \"created\"");
+        Fail("journal entry rev " + rev() + " repeats \"created\"");
       case EntryType::kTransition: {
-        if (!entry.from || !entry.to) Fail("transition rev " + rev + " lacks \"from\" or \"to\"");
+        if (!entry.from || !entry.to) Fail("transition rev " + rev() + " lacks \"from\" or \"to\"");
         if (*entry.from != state.stage) {
-          Fail("transition rev " + rev + " departs from " + Quoted(*entry.from) +
+          Fail("transition rev " + rev() + " departs from " + Quoted(*entry.from) +
                " but the card is at " + Quoted(state.stage));
         }
         if (*entry.to == state.stage) {
-          Fail("transition rev " + rev + " does not move the card (already at " +
+          Fail("transition rev " + rev() + " does not move the card (already at " +
                Quoted(*entry.to) + ")");
         }
         if (*entry.to == Location::kBlocked) {
           state.blocked_from = *entry.from;
         } else if (state.stage == Location::kBlocked) {
           if (!state.blocked_from || *entry.to != *state.blocked_from) {
-            Fail("transition rev " + rev + " recovers to " + Quoted(*entry.to) +
+            Fail("transition rev " + rev() + " recovers to " + Quoted(*entry.to) +
                  " but the card blocked from " +
                  (state.blocked_from ? Quoted(*state.blocked_from) : std::string("\"\"")));
           }
@@ -496,7 +678,7 @@ void Fold(CardState& state, JournalEntry entry) {
       }
       case EntryType::kArtifact:
         if (!entry.stage || !IsStage(*entry.stage) || entry.path.empty()) {
-          Fail("artifact rev " + rev + " lacks a path or a stage");
+          Fail("artifact rev " + rev() + " lacks a path or a stage");
         }
         state.artifact_records.push_back(
             ArtifactRecord{entry.path, entry.kind, entry.rev, *entry.stage});
@@ -506,13 +688,13 @@ void Fold(CardState& state, JournalEntry entry) {
         break;
       case EntryType::kArchived:
         if (state.stage != Location::kDone) {
-          Fail("archived rev " + rev + " files a card at " + Quoted(state.stage) +
+          Fail("archived rev " + rev() + " files a card at " + Quoted(state.stage) +
                "; only a done card is archived");
         }
         state.archived = true;
         break;
       case EntryType::kRestored:
-        if (!state.archived) Fail("restored rev " + rev + " returns a card that is not archived");
+        if (!state.archived) Fail("restored rev " + rev() + " returns a card that is not archived");
         state.archived = false;
         break;
       case EntryType::kClaimExpired:
@@ -603,8 +785,11 @@ std::string EncodeJournalLine(const JournalEntry& e) {
   return j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 
-Result<JournalEntry> DecodeJournalLine(std::string_view line) {
-  // The fast path: a line in the plain subset the stores write, which the decoder accepts
+namespace {
+
+// DecodeJournalLine for a line outside the store's shape (StoreShape above).
+Result<JournalEntry> DecodeGeneral(std::string_view line) {
+  // The lite path: a line in the plain subset the stores write, which the decoder accepts
   // (reused node storage, strings viewed in place). Anything else goes the full way below.
   {
     thread_local std::vector<LiteNode> nodes;
@@ -640,6 +825,28 @@ Result<JournalEntry> DecodeJournalLine(std::string_view line) {
   }
 }
 
+// One line into `e` (default-constructed): the store's shape in one pass, else the general
+// paths, which word every refusal.
+Status DecodeInto(std::string_view line, JournalEntry& e) {
+  if (StoreShape::Decode(line, e)) return Status::Ok();
+  auto general = DecodeGeneral(line);
+  if (!general.ok()) return general.status();
+  e = std::move(*general);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<JournalEntry> DecodeJournalLine(std::string_view line) {
+  JournalEntry e;
+  if (Status s = DecodeInto(line, e); !s.ok()) return s;
+  return e;
+}
+
+bool DecodeStoreShapedLine(std::string_view line, JournalEntry& e) {
+  return StoreShape::Decode(line, e);
+}
+
 namespace {
 
 // The number of '\n' in `s` (memchr runs many bytes a step; std::count ran one).
@@ -662,13 +869,13 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
     ++line_no;
     start = end + 1;
     if (IsBlank(line)) continue;
-    auto entry = DecodeJournalLine(line);
-    if (!entry.ok()) {
-      return Status::Error("corrupt", std::string(path) + ":" + std::to_string(line_no) + ": " +
-                                          entry.status().message());
+    JournalEntry entry;
+    if (Status s = DecodeInto(line, entry); !s.ok()) {
+      return Status::Error("corrupt",
+                           std::string(path) + ":" + std::to_string(line_no) + ": " + s.message());
     }
     try {
-      Fold(state, std::move(*entry));
+      Fold(state, std::move(entry));
     } catch (const DecodeError& e) {
       // A fold error concerns the stream, so it is reported against the file; the line is
       // appended because blank lines make entry numbers and line numbers differ.

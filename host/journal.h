@@ -91,6 +91,13 @@ std::string EncodeChecksJson(const std::vector<GateCheck>& checks);
 /// `<path>:<line>: `.
 Result<JournalEntry> DecodeJournalLine(std::string_view line);
 
+/// DecodeJournalLine's first step alone, for the tests that hold it to the general decoder:
+/// true when `line` is exactly in the shape the stores write (EncodeJournalLine's bytes: no
+/// whitespace, fields in the order above, printable-ASCII strings without escapes) and decodes,
+/// with the entry in `e` (which must be default-constructed); false otherwise (no message: the
+/// general decoder decides and words the refusal), `e` then unspecified.
+bool DecodeStoreShapedLine(std::string_view line, JournalEntry& e);
+
 /// One artifact registration as folded from the journal.
 struct ArtifactRecord {
   std::string path;                 // relative to the card directory
