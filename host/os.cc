@@ -251,6 +251,35 @@ class PosixFs : public FileSystem {
     return ReadAll(fd.get(), path, ::fstat(fd.get(), &st) == 0 ? st.st_size : 0);
   }
 
+  Result<FileBytes> ReadFileBytes(const std::string& path) override {
+    Result<int> opened = OpenForRead(path);
+    if (!opened.ok()) return opened.status();
+    UniqueFd fd(*opened);
+    struct stat st {};
+    const off_t hint = ::fstat(fd.get(), &st) == 0 && st.st_size > 0 ? st.st_size : 0;
+    // ReadAll's loop over a buffer that is never zero-filled: one byte more than the size, so
+    // the read that sees EOF needs no regrowth; a file that grew since the fstat regrows it.
+    size_t capacity = static_cast<size_t>(hint) + 1;
+    auto buffer = std::make_unique_for_overwrite<char[]>(capacity);
+    size_t used = 0;
+    for (;;) {
+      if (used == capacity) {
+        auto bigger = std::make_unique_for_overwrite<char[]>(capacity * 2);
+        std::memcpy(bigger.get(), buffer.get(), used);
+        buffer = std::move(bigger);
+        capacity *= 2;
+      }
+      ssize_t n = ::read(fd.get(), buffer.get() + used, capacity - used);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return OsError(errno, "read", path);
+      }
+      if (n == 0) break;
+      used += static_cast<size_t>(n);
+    }
+    return FileBytes::Heap(std::move(buffer), used);
+  }
+
   Result<FileBytes> MapFile(const std::string& path) override {
     Result<int> opened = OpenForRead(path);
     if (!opened.ok()) return opened.status();
@@ -457,8 +486,16 @@ FileBytes FileBytes::Mapped(const void* addr, size_t size) {
   return bytes;
 }
 
+FileBytes FileBytes::Heap(std::unique_ptr<char[]> buffer, size_t size) {
+  FileBytes bytes;
+  bytes.heap_ = std::move(buffer);
+  bytes.size_ = size;
+  return bytes;
+}
+
 FileBytes::FileBytes(FileBytes&& other) noexcept
     : map_(std::exchange(other.map_, nullptr)),
+      heap_(std::move(other.heap_)),
       size_(std::exchange(other.size_, 0)),
       owned_(std::move(other.owned_)) {}
 
@@ -466,6 +503,7 @@ FileBytes& FileBytes::operator=(FileBytes&& other) noexcept {
   if (this != &other) {
     if (map_) ::munmap(const_cast<void*>(map_), size_);
     map_ = std::exchange(other.map_, nullptr);
+    heap_ = std::move(other.heap_);
     size_ = std::exchange(other.size_, 0);
     owned_ = std::move(other.owned_);
   }
@@ -477,6 +515,12 @@ FileBytes::~FileBytes() {
 }
 
 Result<FileBytes> FileSystem::MapFile(const std::string& path) {
+  Result<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return FileBytes(std::move(*bytes));
+}
+
+Result<FileBytes> FileSystem::ReadFileBytes(const std::string& path) {
   Result<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
   return FileBytes(std::move(*bytes));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,8 +20,9 @@ namespace devflow {
 enum class FileKind { kNone, kFile, kDir, kSymlink, kOther };
 
 /// The bytes of one whole file, read once: a read-only private mapping of a regular file
-/// (FileSystem::MapFile on the POSIX file system; the kernel's page cache, no copy), or bytes
-/// held in memory. Move-only; the mapping is unmapped on destruction. While it is mapped, a file
+/// (FileSystem::MapFile on the POSIX file system; the kernel's page cache, no copy), bytes read
+/// into a heap buffer that was not zero-filled first (FileSystem::ReadFileBytes), or bytes
+/// held in a string. Move-only; the mapping is unmapped on destruction. While it is mapped, a file
 /// that another process truncates under it raises SIGBUS on access (the run ends by the signal:
 /// nothing is released), and a concurrent write may or may not show (docs/decisions.md).
 class FileBytes {
@@ -29,18 +31,23 @@ class FileBytes {
   explicit FileBytes(std::string owned) : owned_(std::move(owned)) {}
   /// Takes ownership of a mapping of `size` bytes at `addr` (munmap on destruction).
   static FileBytes Mapped(const void* addr, size_t size);
+  /// Takes ownership of the first `size` bytes of a heap buffer (freed on destruction).
+  static FileBytes Heap(std::unique_ptr<char[]> buffer, size_t size);
   FileBytes(FileBytes&& other) noexcept;
   FileBytes& operator=(FileBytes&& other) noexcept;
   FileBytes(const FileBytes&) = delete;
   FileBytes& operator=(const FileBytes&) = delete;
   ~FileBytes();
   std::string_view view() const {
-    return map_ ? std::string_view(static_cast<const char*>(map_), size_) : owned_;
+    if (map_) return std::string_view(static_cast<const char*>(map_), size_);
+    if (heap_) return std::string_view(heap_.get(), size_);
+    return owned_;
   }
 
  private:
   const void* map_ = nullptr;
-  size_t size_ = 0;
+  std::unique_ptr<char[]> heap_;
+  size_t size_ = 0;  // of the mapping or the heap buffer's bytes
   std::string owned_;
 };
 
@@ -61,6 +68,13 @@ class FileSystem {
   /// 0). Errors are ReadFile's, for the same paths. The default implementation returns
   /// ReadFile's bytes, so a decorating FileSystem (FaultyFileSystem) keeps its faults.
   virtual Result<FileBytes> MapFile(const std::string& path);
+
+  /// The whole file as ReadFile reads it (same opening, same errors, read to EOF), into a heap
+  /// buffer sized by st_size and not zero-filled first: for files read whole and compared
+  /// again (the journal, whose bytes a commit re-reads under the lock), where a mapping would
+  /// show another writer's later changes. The default implementation returns ReadFile's bytes,
+  /// so a decorating FileSystem (FaultyFileSystem) keeps its faults.
+  virtual Result<FileBytes> ReadFileBytes(const std::string& path);
 
   /// The one durable atomic replace (cpp-notes §4.1): write `.<name>.<pid>.<seq>.tmp` in the
   /// same directory (O_EXCL), loop write, fsync, close (checked), rename over `path`, fsync the

@@ -190,25 +190,26 @@ Status Missing(const Ctx& c, const std::string& id) {
 
 // A journal as read: its bytes and their fold.
 struct ReadJournalResult {
-  std::shared_ptr<const std::string> bytes;
+  std::shared_ptr<const FileBytes> bytes;
   CardState state;
 };
 
-Result<std::shared_ptr<const std::string>> ReadJournalBytes(const Ctx& c, const std::string& id,
-                                                            const std::string& path) {
-  auto content = c.fs.ReadFile(path);
+// The journal's bytes, read into a buffer that is not zero-filled first (ReadFileBytes).
+Result<std::shared_ptr<const FileBytes>> ReadJournalBytes(const Ctx& c, const std::string& id,
+                                                          const std::string& path) {
+  auto content = c.fs.ReadFileBytes(path);
   if (!content.ok()) {
     if (IsAbsent(content.status())) return Missing(c, id);
     return content.status();
   }
-  return std::make_shared<const std::string>(std::move(*content));
+  return std::make_shared<const FileBytes>(std::move(*content));
 }
 
 Result<ReadJournalResult> ReadJournal(const Ctx& c, const std::string& id, const std::string& dir) {
   std::string path = JoinPath(dir, "journal.jsonl");
   auto bytes = ReadJournalBytes(c, id, path);
   if (!bytes.ok()) return bytes.status();
-  auto state = FoldJournal(path, **bytes);
+  auto state = FoldJournal(path, (*bytes)->view());
   if (!state.ok()) return state.status();
   return ReadJournalResult{std::move(*bytes), std::move(*state)};
 }
@@ -239,17 +240,17 @@ Result<ReadJournalResult> ReadJournalAgain(const Ctx& c, const std::string& id,
   std::string path = JoinPath(dir, "journal.jsonl");
   auto bytes = ReadJournalBytes(c, id, path);
   if (!bytes.ok()) return bytes.status();
-  const std::string& now = **bytes;
-  const std::shared_ptr<const std::string>& then = known.bytes;
-  const bool appended_only = then && !then->empty() && then->back() == '\n' &&
-                             !known.state.entries.empty() && now.size() >= then->size() &&
-                             now.compare(0, then->size(), *then) == 0;
+  const std::string_view now = (*bytes)->view();
+  const std::string_view then = known.bytes ? known.bytes->view() : std::string_view();
+  const bool appended_only = known.bytes && !then.empty() && then.back() == '\n' &&
+                             !known.state.entries.empty() && now.size() >= then.size() &&
+                             now.compare(0, then.size(), then) == 0;
   if (!appended_only) {
     auto state = FoldJournal(path, now);
     if (!state.ok()) return state.status();
     return ReadJournalResult{std::move(*bytes), std::move(*state)};
   }
-  if (Status s = FoldJournalFrom(path, now, then->size(), known.state); !s.ok()) return s;
+  if (Status s = FoldJournalFrom(path, now, then.size(), known.state); !s.ok()) return s;
   return ReadJournalResult{std::move(*bytes), std::move(known.state)};
 }
 
@@ -257,7 +258,7 @@ Result<ReadJournalResult> ReadJournalAgain(const Ctx& c, const std::string& id,
 // empty (so re-read whole) for a card of another root or id, or not read from disk.
 ReadJournalResult JournalOf(const Ctx& c, const std::string& id, std::optional<Card> card) {
   if (!card || !card->journal || card->id != id || card->root != c.root) return {};
-  std::shared_ptr<const std::string> bytes = std::move(card->journal);
+  std::shared_ptr<const FileBytes> bytes = std::move(card->journal);
   return ReadJournalResult{std::move(bytes), StateOf(std::move(*card))};
 }
 

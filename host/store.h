@@ -55,7 +55,7 @@ struct Card {
   std::vector<JournalEntry> entries;             // the whole journal, for `card show`
   /// The journal bytes this card was folded from (null for a card not read from disk). A
   /// commit that is handed this card folds only what was appended to these bytes since.
-  std::shared_ptr<const std::string> journal;
+  std::shared_ptr<const FileBytes> journal;
 
   /// Newest registration of `kind`: the last record whose kind equals it (reference §1.8).
   const ArtifactRecord* NewestOfKind(const std::string& kind) const;
