@@ -859,20 +859,22 @@ size_t CountLines(std::string_view s) {
   return n;
 }
 
-// The fold loop of FoldJournal from byte `start` (a line start), `line_no` lines before it.
-Status FoldLines(std::string_view path, std::string_view content, size_t start, size_t line_no,
-                 CardState& state) {
+// The fold loop of FoldJournal from byte `start` (a line start). A line's number is counted
+// only when a message names it (the '\n' before it, plus one), so a fold of the lines appended
+// since a known prefix never walks the prefix.
+Status FoldLines(std::string_view path, std::string_view content, size_t start, CardState& state) {
+  auto line_no = [&](size_t line_start) { return CountLines(content.substr(0, line_start)) + 1; };
   while (start <= content.size()) {
     size_t end = content.find('\n', start);
     if (end == std::string_view::npos) end = content.size();
     std::string_view line = content.substr(start, end - start);
-    ++line_no;
+    const size_t line_start = start;
     start = end + 1;
     if (IsBlank(line)) continue;
     JournalEntry entry;
     if (Status s = DecodeInto(line, entry); !s.ok()) {
-      return Status::Error("corrupt",
-                           std::string(path) + ":" + std::to_string(line_no) + ": " + s.message());
+      return Status::Error("corrupt", std::string(path) + ":" +
+                                          std::to_string(line_no(line_start)) + ": " + s.message());
     }
     try {
       Fold(state, std::move(entry));
@@ -880,7 +882,7 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
       // A fold error concerns the stream, so it is reported against the file; the line is
       // appended because blank lines make entry numbers and line numbers differ.
       return Status::Error("corrupt", std::string(path) + ": " + e.problem + " (line " +
-                                          std::to_string(line_no) + ")");
+                                          std::to_string(line_no(line_start)) + ")");
     }
   }
   if (state.entries.empty()) {
@@ -898,13 +900,13 @@ Result<CardState> FoldJournal(std::string_view path, std::string_view content) {
   // No regrowth moving every entry; a line that decodes is at least 32 bytes, so blank lines
   // cannot make this reserve more than the content's size warrants.
   state.entries.reserve(std::min(CountLines(content), content.size() / 32) + 1);
-  if (Status s = FoldLines(path, content, 0, 0, state); !s.ok()) return s;
+  if (Status s = FoldLines(path, content, 0, state); !s.ok()) return s;
   return state;
 }
 
 Status FoldJournalFrom(std::string_view path, std::string_view content, size_t offset,
                        CardState& state) {
-  return FoldLines(path, content, offset, CountLines(content.substr(0, offset)), state);
+  return FoldLines(path, content, offset, state);
 }
 
 Status ApplyEntry(CardState& state, const JournalEntry& entry) {
