@@ -62,11 +62,16 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
 // Reads to EOF straight into the string, sized from `size_hint` (the file's st_size): one
 // copy, the kernel's, for a file that does not grow while it is read (a 16 MiB artifact was
 // copied three times through a bounce buffer and the string's regrowth, issue 11 item 2).
+// Reads `fd` to EOF. `size_hint` is a regular file's st_size (0 when unknown: a /proc file
+// reads as size 0): the buffer holds one byte more, so the read that sees EOF needs no
+// regrowth, and a read that returns exactly the hinted size with that byte to spare is the
+// end (a regular file reads short only at its end; one that grew since the fstat fills the
+// spare byte and is read on), so the usual second read that returns 0 is not made.
 Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0) {
   std::string out;
   size_t used = 0;
-  // One byte more than the hint, so the read that sees EOF needs no regrowth.
-  out.resize(static_cast<size_t>(size_hint > 0 ? size_hint : 0) + 1);
+  const size_t hint = static_cast<size_t>(size_hint > 0 ? size_hint : 0);
+  out.resize(hint + 1);
   for (;;) {
     if (used == out.size()) out.resize(out.size() * 2);
     ssize_t n = ::read(fd, out.data() + used, out.size() - used);
@@ -76,6 +81,7 @@ Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0
     }
     if (n == 0) break;
     used += static_cast<size_t>(n);
+    if (hint > 0 && used == hint && out.size() == hint + 1) break;
   }
   out.resize(used);
   return out;
@@ -213,16 +219,21 @@ Result<int> OpenBeneath(const std::string& base, const std::string& rel) {
 
 // Opens `path` for reading as ReadFile does: O_NONBLOCK so a FIFO planted where a file should
 // be cannot hang the gate, only regular files (and directories, which fail to read with EISDIR).
-Result<int> OpenForRead(const std::string& path) {
+// `*size` is the regular file's st_size (0 when the fstat failed). One fstat: the open file's
+// type cannot change, and F_SETFL 0 clears O_NONBLOCK (the only status flag it was opened with).
+Result<int> OpenForRead(const std::string& path, off_t* size) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return OsError(errno, "open", path);
-  struct stat kind {};
-  if (::fstat(fd.get(), &kind) == 0 && !S_ISREG(kind.st_mode) && !S_ISDIR(kind.st_mode)) {
-    return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
-  }
-  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
   struct stat st {};
-  if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
+  *size = 0;
+  if (::fstat(fd.get(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
+    if (!S_ISREG(st.st_mode)) {
+      return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
+    }
+    *size = st.st_size;
+  }
+  ::fcntl(fd.get(), F_SETFL, 0);
   return fd.release();
 }
 
@@ -244,22 +255,22 @@ class PosixFs : public FileSystem {
   }
 
   Result<std::string> ReadFile(const std::string& path) override {
-    Result<int> opened = OpenForRead(path);
+    off_t size = 0;
+    Result<int> opened = OpenForRead(path, &size);
     if (!opened.ok()) return opened.status();
     UniqueFd fd(*opened);
-    struct stat st {};
-    return ReadAll(fd.get(), path, ::fstat(fd.get(), &st) == 0 ? st.st_size : 0);
+    return ReadAll(fd.get(), path, size);
   }
 
   Result<FileBytes> ReadFileBytes(const std::string& path) override {
-    Result<int> opened = OpenForRead(path);
+    off_t hint = 0;
+    Result<int> opened = OpenForRead(path, &hint);
     if (!opened.ok()) return opened.status();
     UniqueFd fd(*opened);
-    struct stat st {};
-    const off_t hint = ::fstat(fd.get(), &st) == 0 && st.st_size > 0 ? st.st_size : 0;
     // ReadAll's loop over a buffer that is never zero-filled: one byte more than the size, so
     // the read that sees EOF needs no regrowth; a file that grew since the fstat regrows it.
-    size_t capacity = static_cast<size_t>(hint) + 1;
+    const size_t exact = static_cast<size_t>(hint > 0 ? hint : 0);
+    size_t capacity = exact + 1;
     auto buffer = std::make_unique_for_overwrite<char[]>(capacity);
     size_t used = 0;
     for (;;) {
@@ -276,12 +287,14 @@ class PosixFs : public FileSystem {
       }
       if (n == 0) break;
       used += static_cast<size_t>(n);
+      if (exact > 0 && used == exact && capacity == exact + 1) break;  // ReadAll's end
     }
     return FileBytes::Heap(std::move(buffer), used);
   }
 
   Result<FileBytes> MapFile(const std::string& path) override {
-    Result<int> opened = OpenForRead(path);
+    off_t unused = 0;
+    Result<int> opened = OpenForRead(path, &unused);
     if (!opened.ok()) return opened.status();
     UniqueFd fd(*opened);
     struct stat st {};
