@@ -95,9 +95,14 @@ VerdictCacheKey VerdictCacheKey::Compute(std::string edge, std::string root, std
 
 std::string VerdictCacheKey::CompactJson() const { return Compact(KeyJson(*this)); }
 
-std::string VerdictCacheKey::FileName() const {
-  return Sha256Hex(CompactJson()).substr(0, 16) + ".json";
+namespace {
+// First 16 hex of SHA-256(compact) + ".json", for a key whose CompactJson() is `compact`.
+std::string FileNameOf(const std::string& compact) {
+  return Sha256Hex(compact).substr(0, 16) + ".json";
 }
+}  // namespace
+
+std::string VerdictCacheKey::FileName() const { return FileNameOf(CompactJson()); }
 
 std::string RenderCacheRecord(const VerdictCacheRecord& record) {
   ordered_json j = ordered_json::object();
@@ -117,7 +122,9 @@ std::string VerdictCache::PathFor(const VerdictCacheKey& key) const {
 std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& key,
                                                        std::string_view checker,
                                                        Warnings& warnings) const {
-  const std::string file = PathFor(key);
+  // The key's JSON is built once: it names the file and is compared with the stored key.
+  const std::string compact = key.CompactJson();
+  const std::string file = JoinPath(dir_, FileNameOf(compact));
   auto raw = fs_.ReadFile(file);
   if (!raw.ok()) {
     if (raw.status().code() != "ENOENT") {
@@ -138,7 +145,7 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
   // The filename-hash collision guard: the stored key, re-serialised in its stored order,
   // must equal the computed one; a reordered, extra or missing field is a silent miss.
   auto stored_key = j.find("key");
-  if (stored_key == j.end() || Compact(*stored_key) != key.CompactJson()) return std::nullopt;
+  if (stored_key == j.end() || Compact(*stored_key) != compact) return std::nullopt;
   // The verdict belongs to the checker that gave it: another provider definition, another
   // verdictNonce setting, or a record without the field (upstream's, or ours before it) is a
   // silent miss, and the checker runs again.
