@@ -2,6 +2,7 @@
 // release_gate.py's own regexes and substring search for --compat.
 #include "checker/grounding.h"
 #include "host/json_depth.h"
+#include "host/terminal.h"
 #include "host/utf8.h"
 
 #include <re2/re2.h>
@@ -837,32 +838,19 @@ std::string_view TrimSpaces(std::string_view s) {
   return s;
 }
 
-// Python's repr() of a str, for messages that quote a pattern as release_gate.py does.
+// Python's repr() of a str, for messages that quote a pattern as release_gate.py does: its
+// quotes and backslashes here, every control (and what else a terminal must not be sent) made
+// visible by the one terminal printer (host/terminal.h), `\n` `\t` `\x01` as repr writes them.
 std::string PyRepr(std::string_view text) {
   const bool dq =
       text.find('\'') != std::string_view::npos && text.find('"') == std::string_view::npos;
   const char quote = dq ? '"' : '\'';
-  std::string out(1, quote);
+  std::string quoted;
   for (char c : text) {
-    const auto b = static_cast<unsigned char>(c);
-    if (c == '\\' || c == quote) {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (b < 0x20 || b == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", b);
-      out += buf;
-    } else {
-      out += c;
-    }
+    if (c == '\\' || c == quote) quoted += '\\';
+    quoted += c;
   }
-  return out + quote;
+  return quote + TerminalLine(quoted) + quote;
 }
 
 std::unique_ptr<RE2> CompileRequire(const std::string& pattern) {

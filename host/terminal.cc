@@ -67,6 +67,31 @@ std::string Safe(std::string_view text, bool keep_breaks) {
 
 }  // namespace
 
+std::string TerminalJson(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c == 0x7f) {
+        CodePoint(out, c);
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    const Utf8Step step = DecodeUtf8At(text, i);
+    if (step.valid && Hidden(step.cp)) {
+      CodePoint(out, step.cp);
+    } else {
+      out.append(text.substr(i, step.length));
+    }
+    i += step.length;
+  }
+  return out;
+}
+
 std::string TerminalLine(std::string_view text) { return Safe(text, false); }
 
 std::string TerminalText(std::string_view text) { return Safe(text, true); }

@@ -29,6 +29,15 @@ std::string TerminalLine(std::string_view text);
 /// A block of terminal output (a report, a file): as TerminalLine, but `\n` and `\t` are kept.
 std::string TerminalText(std::string_view text);
 
+/// JSON text for a terminal (every `--json` output: host/json_output.h OutputJson): the
+/// text a JSON writer produced (controls below U+0020 are already `\u001b`, `\u0007` …),
+/// with DEL and every code point TerminalLine shows as `\u…` (C1 controls, bidirectional
+/// controls, U+2028/U+2029) written as a JSON `\u` escape instead, e.g. U+202E → `\u202e`,
+/// U+0085 → `\u0085`, DEL → `\u007f`. Such code points appear only inside JSON strings, so
+/// the result parses to the same value; the bytes that reach the terminal carry none of them.
+/// Bytes that are not UTF-8 pass unchanged (the writers replace them with U+FFFD first).
+std::string TerminalJson(std::string_view json_text);
+
 /// The same printer under the name the store and report code call: TerminalText when
 /// `keep_lines`, else TerminalLine.
 std::string TerminalSafe(std::string_view text, bool keep_lines = false);

@@ -1,21 +1,19 @@
 // JSON output of the operator commands (included by their .cc files only: nlohmann/json is an
-// expensive header). Invalid UTF-8 in a string is written as U+FFFD.
+// expensive header), through the one JSON writer (host/json_output.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "host/json_output.h"
 
 namespace devflow {
 
 using ojson = nlohmann::ordered_json;
 
 /// Two-space indented JSON + "\n" (what every `--json` prints).
-inline std::string PrettyJson(const ojson& j) {
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
+inline std::string PrettyJson(const ojson& j) { return OutputJson(j, 2) + "\n"; }
 /// One-line JSON, no newline.
-inline std::string CompactJson(const ojson& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+inline std::string CompactJson(const ojson& j) { return OutputJson(j); }
 
 }  // namespace devflow

@@ -27,6 +27,7 @@
 #include "host/deployment/check_budget.h"
 #include "host/deployment/deployment.h"
 #include "host/interrupt.h"
+#include "host/json_output.h"
 #include "host/os.h"
 #include "host/server/api.h"
 #include "host/server/server.h"
@@ -75,9 +76,7 @@ std::string SelfPath(const char* argv0) {
   return AbsolutePath(argv0);
 }
 
-std::string Dump(const ojson& j, int indent = -1) {
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string Dump(const ojson& j, int indent = -1) { return OutputJson(j, indent); }
 
 // Human text on a terminal: a checker's words must not carry escape sequences or line breaks
 // into it (the journal and --json keep them verbatim, escaped).
@@ -282,9 +281,9 @@ int ArtifactAdd(const Globals& g, const std::string& id, const std::string& kind
     std::cout << Dump(j, 2) << "\n";
     return kExitOk;
   }
-  std::cout << "registered " << kind << " on card " << id << " as "
-            << (rec ? rec->path : std::string("?")) << " (revision " << after->stage_revision
-            << ")\n";
+  std::cout << "registered " << Terminal(kind) << " on card " << id << " as "
+            << Terminal(rec ? rec->path : std::string("?")) << " (revision "
+            << after->stage_revision << ")\n";
   return kExitOk;
 }
 
@@ -303,7 +302,8 @@ int MoveExplain(Deployment& d, const MoveRequest& req, bool json) {
   if (!explained.ok()) {
     return Fail(explained.status().message(), ExitFor(explained.status().code()));
   }
-  std::cout << (json ? explained->json + "\n" : explained->text);
+  // The explanation quotes the config (prompts, paths) and the card: the one printer.
+  std::cout << (json ? explained->json + "\n" : TerminalText(explained->text));
   return kExitOk;
 }
 
@@ -372,13 +372,13 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   }
   if (a.dry_run) {
     for (const auto& r : out.reports) {
-      std::cout << "dry run: the veto report that would be written to " << r.path << ":\n"
-                << r.text;
+      std::cout << "dry run: the veto report that would be written to " << Terminal(r.path) << ":\n"
+                << TerminalText(r.text);
     }
-    if (!out.park_message.empty()) std::cout << "dry run: " << out.park_message << "\n";
+    if (!out.park_message.empty()) std::cout << "dry run: " << Terminal(out.park_message) << "\n";
     if (!out.ok) std::cout << "dry run: nothing was written\n";
   } else if (out.failed_closed && !out.parked) {
-    std::cout << "the card was NOT parked: " << out.park_message << "\n";
+    std::cout << "the card was NOT parked: " << Terminal(out.park_message) << "\n";
   } else if (out.parked && out.card) {
     std::cout << "card " << out.card->id << " parked blocked (revision " << out.card->stage_revision
               << "); recover with: devflow-gate move " << out.card->id << " "
@@ -450,14 +450,14 @@ int ConfigCheck(const Globals& g, bool json) {
     std::cout << Dump(j) << "\n";
     return errors.empty() ? kExitOk : kExitUsage;
   }
-  std::cout << file << (errors.empty() ? ": ok" : ": not usable") << "\n";
+  std::cout << Terminal(file) << (errors.empty() ? ": ok" : ": not usable") << "\n";
   std::cout << "  waterfall:";
-  for (const auto& p : config->plugins) std::cout << " " << p.id;
+  for (const auto& p : config->plugins) std::cout << " " << Terminal(p.id);
   std::cout << (config->plugins.empty() ? " (empty: every move is admitted)" : "") << "\n";
   std::cout << "  providers:" << (config->providers.empty() ? " none" : "") << "\n";
   for (const auto& p : config->providers) {
-    std::cout << "    " << p.name << ": "
-              << (p.builtin ? "builtin " + *p.builtin : "command " + p.command.front())
+    std::cout << "    " << Terminal(p.name) << ": "
+              << Terminal(p.builtin ? "builtin " + *p.builtin : "command " + p.command.front())
               << ", sandbox " << checker.SandboxLevel(p) << (p.network ? ", network" : "") << "\n";
   }
   for (const auto& w : warnings) std::cout << "warning: " << Terminal(w) << "\n";

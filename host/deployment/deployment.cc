@@ -7,6 +7,7 @@
 #include "checker/sandbox.h"
 #include "host/cleanup.h"
 #include "host/decision_ledger.h"
+#include "host/json_output.h"
 #include "host/os.h"
 #include "plugin/registry.h"
 
@@ -15,9 +16,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string Dump(const ojson& j, int indent = -1) {
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string Dump(const ojson& j, int indent = -1) { return OutputJson(j, indent); }
 
 ojson Brief(const Card& c) {
   ojson j;

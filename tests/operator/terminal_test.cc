@@ -3,6 +3,9 @@
 // bytes prints them through it.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "host/json_output.h"
 #include "host/terminal.h"
 #include "operator/operator_fixture.h"
 #include "reports/veto_report.h"
@@ -34,6 +37,29 @@ TEST_CASE("TerminalLine makes every control, bidi override and non-UTF-8 byte vi
 
 TEST_CASE("TerminalText keeps line breaks and tabs, and nothing else") {
   CHECK(TerminalText("# Title\n\n\tindented \x1b[2J\r\n") == "# Title\n\n\tindented \\x1b[2J\\r\n");
+}
+
+TEST_CASE("the one JSON writer sends DEL, C1 controls and bidi overrides only as \\u escapes") {
+  // A dump already escapes C0 (ESC, BEL); the pass adds DEL, U+0085, U+009B, U+202E, U+2066,
+  // U+2028 and leaves emoji, CJK and accents alone.
+  const std::string value = std::string("\x1b[31m\x07\x7f\xc2\x85\xc2\x9b\xe2\x80\xae") +
+                            "\xe2\x81\xa6\xe2\x80\xa8 \xf0\x9f\x8e\x89 \xe6\x97\xa5 caf\xc3\xa9";
+  const std::string written = OutputJson(nlohmann::ordered_json{{"s", value}});
+  CHECK(written ==
+        "{\"s\":\"\\u001b[31m\\u0007\\u007f\\u0085\\u009b\\u202e\\u2066\\u2028 "
+        "\xf0\x9f\x8e\x89 \xe6\x97\xa5 caf\xc3\xa9\"}");
+  CHECK(nlohmann::ordered_json::parse(written)["s"] == value);  // the same value
+
+  OperatorRoot r;
+  Spit(r.root + "/ledger/decisions.jsonl",
+       R"({"decision":"d1","at":"2026-09-16T08:00:00.000Z","code":"vetoed","message":"no )"
+       "\\u001b[2J \xe2\x80\xae \xc2\x85\\u0007\"}\n");
+  Ran json = RunOp(RunLedgerCommand, {"list", "--json"}, r.Ctx());
+  CHECK(json.out.find("\"message\": \"no \\u001b[2J \\u202e \\u0085\\u0007\"") !=
+        std::string::npos);
+  for (const char* raw : {"\x1b", "\x07", "\xe2\x80\xae", "\xc2\x85"}) {
+    CHECK(json.out.find(raw) == std::string::npos);
+  }
 }
 
 TEST_CASE("cache list, reports list, reports show and audit print checker bytes escaped") {
