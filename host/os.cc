@@ -21,6 +21,10 @@
 namespace devflow {
 namespace {
 
+// How often AppendDurable / ReplaceLocked reopen a file that a replace renamed over the one
+// they locked, before they give up (ESTALE).
+constexpr int kAppendReopens = 64;
+
 // WriteFileAtomic's temp names tried past EEXIST before it gives up (see there).
 constexpr int kTempNameTries = 1000;
 
@@ -340,31 +344,42 @@ class PosixFs : public FileSystem {
   }
 
   Status AppendDurable(const std::string& path, std::string_view data) override {
-    bool created = false;
     UniqueFd fd;
-    for (int tries = 0; fd.get() < 0; ++tries) {
-      int raw = OpenRetrying(path, O_RDWR | O_APPEND | O_CLOEXEC);  // RDWR: pread the last byte
-      if (raw < 0 && errno == ENOENT && tries < 3) {
-        raw = OpenRetrying(path, O_RDWR | O_APPEND | O_CLOEXEC | O_CREAT | O_EXCL);
-        if (raw < 0 && errno == EEXIST) continue;  // another appender created it first
-        created = raw >= 0;
-      }
-      if (raw < 0) return AppendError(errno, "open", path);
-      fd.reset(raw);
-    }
-    // Created entries must survive a crash; a failure here leaves an empty file, which every
-    // reader treats as absent, so it is reported without rollback.
-    if (created) {
-      if (Status s = SyncDir(ParentPath(path)); !s.ok()) return s;
-    }
-    int rc;
-    do {
-      rc = ::flock(fd.get(), LOCK_EX);
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) return AppendError(errno, "lock", path);
-
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return AppendError(errno, "fstat", path);
+    // A ReplaceLocked may rename a new file over `path` while we wait for the lock of the old
+    // one: once locked, the fd must still be the file at `path`, else the line would go to an
+    // unlinked file. Each reopen follows a completed replace, so the count bounds only a
+    // pathological stream of them.
+    for (int reopens = 0; fd.get() < 0; ++reopens) {
+      bool created = false;
+      for (int tries = 0; fd.get() < 0; ++tries) {
+        int raw = OpenRetrying(path, O_RDWR | O_APPEND | O_CLOEXEC);  // RDWR: pread last byte
+        if (raw < 0 && errno == ENOENT && tries < 3) {
+          raw = OpenRetrying(path, O_RDWR | O_APPEND | O_CLOEXEC | O_CREAT | O_EXCL);
+          if (raw < 0 && errno == EEXIST) continue;  // another appender created it first
+          created = raw >= 0;
+        }
+        if (raw < 0) return AppendError(errno, "open", path);
+        fd.reset(raw);
+      }
+      // Created entries must survive a crash; a failure here leaves an empty file, which every
+      // reader treats as absent, so it is reported without rollback.
+      if (created) {
+        if (Status s = SyncDir(ParentPath(path)); !s.ok()) return s;
+      }
+      int rc;
+      do {
+        rc = ::flock(fd.get(), LOCK_EX);
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0) return AppendError(errno, "lock", path);
+      if (::fstat(fd.get(), &st) != 0) return AppendError(errno, "fstat", path);
+      struct stat now {};
+      if (::stat(path.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
+        break;
+      }
+      if (reopens >= kAppendReopens) return AppendError(ESTALE, "lock", path);
+      fd.reset();  // replaced (or removed) while we waited: append to what is there now
+    }
     const bool regular = S_ISREG(st.st_mode);
     const off_t before = regular ? st.st_size : 0;
     std::string prefixed;
@@ -398,6 +413,40 @@ class PosixFs : public FileSystem {
       return Status::Error(s.code(), s.message() + " after the appended line was synced");
     }
     return Status::Ok();
+  }
+
+  Status ReplaceLocked(
+      const std::string& path,
+      const std::function<std::optional<std::string>(const std::string&)>& rewrite) override {
+    UniqueFd fd;
+    for (int reopens = 0; fd.get() < 0; ++reopens) {
+      // O_RDWR as the appenders open it (an flock does not care, a reader of the bytes does).
+      fd.reset(OpenRetrying(path, O_RDWR | O_CLOEXEC | O_NONBLOCK));
+      if (fd.get() < 0) return OsError(errno, "open", path);
+      int rc;
+      do {
+        rc = ::flock(fd.get(), LOCK_EX);
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0) return OsError(errno, "lock", path);
+      struct stat held {
+      }, now{};
+      if (::fstat(fd.get(), &held) != 0) return OsError(errno, "fstat", path);
+      if (!S_ISREG(held.st_mode)) {
+        return Status::Error("EINVAL", "replace " + path + ": not a regular file (EINVAL)");
+      }
+      if (::stat(path.c_str(), &now) == 0 && now.st_dev == held.st_dev &&
+          now.st_ino == held.st_ino) {
+        break;
+      }
+      if (reopens >= kAppendReopens) return OsError(ESTALE, "lock", path);
+      fd.reset();  // another replace won the race: lock what is there now
+    }
+    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+    Result<std::string> current = ReadAll(fd.get(), path);
+    if (!current.ok()) return current.status();
+    std::optional<std::string> next = rewrite(*current);
+    if (!next) return Status::Ok();
+    return WriteFileAtomic(path, *next);  // the lock is released when `fd` closes, after this
   }
 
   Status CreateExclusive(const std::string& path, std::string_view data) override {
@@ -525,6 +574,13 @@ FileBytes& FileBytes::operator=(FileBytes&& other) noexcept {
 
 FileBytes::~FileBytes() {
   if (map_) ::munmap(const_cast<void*>(map_), size_);
+}
+
+Status FileSystem::ReplaceLocked(
+    const std::string& path, const std::function<std::optional<std::string>(const std::string&)>&) {
+  return Status::Error("ENOSYS", "replace " + path +
+                                     ": this file system cannot replace a file under its append "
+                                     "lock (ENOSYS)");
 }
 
 Result<FileBytes> FileSystem::MapFile(const std::string& path) {

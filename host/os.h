@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,6 +96,20 @@ class FileSystem {
   /// <fix>` where <fix> names what to do (free space on the file system holding <dir>, …).
   /// If even the rollback fails, the message says so and how to repair the file by hand.
   virtual Status AppendDurable(const std::string& path, std::string_view data) = 0;
+
+  /// Rewrites an append-only file (the decision ledger: `ledger prune`) under the lock
+  /// AppendDurable takes, so no append is lost or torn by it: opens `path`, takes the exclusive
+  /// flock(2) on it, reads it whole through that fd, and calls `rewrite` with its bytes; when
+  /// that returns text, the text replaces `path` through WriteFileAtomic (the one atomic
+  /// replace) before the lock is released. AppendDurable re-checks, once it holds the lock,
+  /// that its fd is still the file at `path`, and reopens when a replace renamed a new file
+  /// there: an appender that opened the old file and waited on its lock appends to the new one.
+  /// A missing file is "ENOENT" (rewrite is not called). Errors are ReadFile's and
+  /// WriteFileAtomic's; on any error `path` is as it was. The default implementation refuses
+  /// (code "ENOSYS"), so a FileSystem that does not implement it fails closed.
+  virtual Status ReplaceLocked(
+      const std::string& path,
+      const std::function<std::optional<std::string>(const std::string& current)>& rewrite);
 
   /// Creates `data` at `path` only if nothing is there (O_CREAT|O_EXCL); "EEXIST" otherwise.
   /// Used for the per-card `commit.lock` (reference §3.4).

@@ -276,13 +276,12 @@ LedgerPart CheckLedger(const OperatorContext& ctx, Findings& f) {
 // it as a miss (reports/verdict_cache.h), so it only wastes space: a warning.
 void CheckDanglingVetoes(const OperatorContext& ctx, const CacheScan& cache, Findings& f) {
   for (const CacheEntry& e : cache.entries) {
-    const bool record = e.state == CacheState::kCurrent || e.state == CacheState::kStale ||
-                        e.state == CacheState::kMisnamed;
-    if (!record || e.verdict != "veto" || !e.report_path) continue;
-    auto kind = ctx.fs.Kind(*e.report_path);
+    const std::optional<std::string> report = CachedVetoReport(e);
+    if (!report) continue;
+    auto kind = ctx.fs.Kind(*report);
     if (kind.ok() && *kind != FileKind::kNone) continue;
     f.warnings.push_back(
-        "cached veto " + e.file + " names the report " + *e.report_path + ", which " +
+        "cached veto " + e.file + " names the report " + *report + ", which " +
         (kind.ok() ? "was deleted" : "cannot be checked: " + kind.status().message()) +
         " (a dangling cached veto: the gate treats it as a miss); remove it with "
         "`devflow-gate cache prune`");
@@ -323,6 +322,9 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
   LedgerPart ledger = CheckLedger(ctx, f);
   CheckDanglingVetoes(ctx, cache, f);
 
+  uint64_t veto_bytes = 0, fault_bytes = 0;
+  for (const auto& e : reports.entries) veto_bytes += e.bytes;
+  for (const auto& e : faults.entries) fault_bytes += e.bytes;
   size_t dead_locks = 0;
   for (const auto& l : locks) dead_locks += !(l["alive"].is_boolean() && l["alive"].get<bool>());
   const bool healthy = f.problems.empty();
@@ -356,8 +358,10 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
     ojson rj;
     rj["dirs"] = reports.dirs;
     rj["count"] = reports.entries.size();
+    rj["bytes"] = veto_bytes;
     rj["faultDirs"] = faults.dirs;
     rj["faults"] = faults.entries.size();
+    rj["faultBytes"] = fault_bytes;
     j["reports"] = rj;
     ojson lj;
     lj["path"] = ledger.scan.path;
@@ -392,8 +396,10 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
     out << "verdict cache: " << Plural(RecordCount(cache), "record", "records") << ": "
         << CountsText(cache) << "\n";
   }
-  out << "veto reports: " << reports.entries.size() << "\n";
-  out << "fault reports: " << faults.entries.size() << "\n";
+  out << "veto reports: " << reports.entries.size() << " (" << Plural(veto_bytes, "byte", "bytes")
+      << ")\n";
+  out << "fault reports: " << faults.entries.size() << " (" << Plural(fault_bytes, "byte", "bytes")
+      << ")\n";
   if (!ledger.scan.present) {
     out << "decision ledger: "
         << (ledger.scan.problems.empty() ? "none yet (no move recorded)" : "cannot be read")
@@ -406,7 +412,9 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
     for (const auto& [level, n] : ledger.by_sandbox) {
       levels.push_back(level + " " + std::to_string(n));
     }
-    out << "decision ledger: " << Plural(ledger.decisions, "decision", "decisions") << ": "
+    out << "decision ledger: " << Plural(ledger.scan.rows.size(), "row", "rows") << " ("
+        << Plural(ledger.scan.bytes, "byte", "bytes")
+        << " in all): " << Plural(ledger.decisions, "decision", "decisions") << ": "
         << JoinList(outcomes) << "; " << Plural(ledger.intents, "commit intent", "commit intents")
         << "; " << Plural(ledger.scan.bad_lines, "bad line", "bad lines") << "\n";
     if (!levels.empty()) out << "sandbox of decisions: " << TerminalLine(JoinList(levels)) << "\n";

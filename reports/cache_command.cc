@@ -292,6 +292,15 @@ bool HasRecord(const CacheEntry& e) {
          e.state == CacheState::kMisnamed;
 }
 
+}  // namespace
+
+std::optional<std::string> CachedVetoReport(const CacheEntry& e) {
+  if (!HasRecord(e) || e.verdict != "veto") return std::nullopt;
+  return e.report_path;
+}
+
+namespace {
+
 ojson EntryJson(const CacheEntry& e) {
   ojson j;
   j["file"] = e.file;

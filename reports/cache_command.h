@@ -62,6 +62,12 @@ std::string CountsText(const CacheScan& scan);
 /// The verify/audit problem line for a corrupt, misnamed or unreadable file, else "".
 std::string ProblemLine(const CacheEntry& e);
 
+/// The veto report a cache file still names: its `reportPath` when it holds a record
+/// (current, stale or misnamed) whose verdict is veto, else nullopt. The one place that says
+/// which reports cached vetoes name: `audit` flags such a veto whose report is gone (a
+/// dangling cached veto), `reports prune` never removes a report one names.
+std::optional<std::string> CachedVetoReport(const CacheEntry& e);
+
 /// `cache list [--json]`: exit 0, or 1 when a cache dir cannot be listed.
 int CacheList(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream& err);
 /// `cache verify [--json]`: exit 1 when a record is corrupt, misnamed or unreadable or a dir

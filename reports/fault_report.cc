@@ -1,7 +1,6 @@
 #include "reports/fault_report.h"
 
 #include <algorithm>
-#include <optional>
 #include <string_view>
 
 namespace devflow {
@@ -81,39 +80,15 @@ Result<FaultReportEntry> ParseFaultReport(const std::string& path, const std::st
   }
   const size_t header_end = text.find("\n## Reply\n");
   if (header_end == std::string::npos) return corrupt("no \"## Reply\" section");
-  std::optional<std::string> card, edge, revision, at, fault, why;
-  size_t pos = 0;
-  while (pos < header_end) {
-    const size_t eol = text.find('\n', pos);
-    const std::string line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    auto take = [&](const char* prefix, std::optional<std::string>& into) {
-      if (!into && StartsWith(line, prefix)) into = line.substr(std::string_view(prefix).size());
-    };
-    take("- card: ", card);
-    take("- edge: ", edge);
-    take("- revision: ", revision);
-    take("- at: ", at);
-    take("- fault: ", fault);
-    take("- why: ", why);
-  }
-  if (!card) return corrupt("no \"- card: <id>\" line");
-  if (!edge) return corrupt("no \"- edge: <edge>\" line");
-  if (!revision || revision->empty() || revision->size() > 15 ||
-      !std::all_of(revision->begin(), revision->end(),
-                   [](char c) { return c >= '0' && c <= '9'; })) {
-    return corrupt("no \"- revision: <n>\" line");
-  }
-  if (!at) return corrupt("no \"- at: <time>\" line");
-  if (!fault) return corrupt("no \"- fault: <fault>\" line");
+  const auto lines = ReportHeaderLines(text, header_end);
   FaultReportEntry entry;
   entry.path = path;
-  entry.card = *card;
-  entry.edge = *edge;
-  entry.revision = std::stoll(*revision);
-  entry.at = *at;
-  entry.fault = *fault;
-  entry.why = why.value_or("");
+  entry.bytes = text.size();
+  if (Status s = ReadReportFacts(lines, entry); !s.ok()) return s;
+  auto fault = lines.find("fault");
+  if (fault == lines.end()) return corrupt("no \"- fault: <fault>\" line");
+  entry.fault = fault->second;
+  if (auto why = lines.find("why"); why != lines.end()) entry.why = why->second;
   return entry;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "host/status.h"
+#include "reports/report_header.h"
 
 namespace devflow {
 
@@ -67,16 +68,10 @@ struct FaultReportFacts {
 /// host/terminal.h).
 std::string RenderFaultReport(const FaultReportFacts& facts);
 
-/// The header facts of one fault report.
-struct FaultReportEntry {
-  std::string path;
-  std::string card;
-  std::string edge;
-  int64_t revision = 0;
-  std::string at;
+/// The header facts of one fault report (`problem`: the file does not read as one).
+struct FaultReportEntry : ReportHeader {
   std::string fault;
-  std::string why;      // "" when the report has no `- why:` line
-  std::string problem;  // non-empty: the file does not read as a fault report
+  std::string why;  // "" when the report has no `- why:` line
 };
 
 /// Parses a report's header; the Status (code "corrupt") names the first missing piece.

@@ -1,6 +1,7 @@
 #include "reports/ledger_command.h"
 
 #include <algorithm>
+#include <map>
 #include <ostream>
 
 #include "host/decision_ledger.h"
@@ -35,63 +36,12 @@ std::string ActorText(const ojson& by) {
   return kind;
 }
 
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-// Digits at [pos, pos+n) as a number, or -1.
-int64_t Digits(const std::string& s, size_t pos, size_t n) {
-  if (pos + n > s.size()) return -1;
-  int64_t v = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return -1;
-    v = v * 10 + (s[i] - '0');
-  }
-  return v;
-}
-
-std::optional<int64_t> ParseIso(const std::string& s) {
-  const int64_t y = Digits(s, 0, 4), mo = Digits(s, 5, 2), d = Digits(s, 8, 2);
-  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || s[4] != '-' || s[7] != '-') {
-    return std::nullopt;
-  }
-  int64_t ms = DaysFromCivil(y, mo, d) * 86400000;
-  size_t pos = 10;
-  if (pos < s.size() && s[pos] == 'T') {
-    const int64_t h = Digits(s, 11, 2), mi = Digits(s, 14, 2);
-    if (h < 0 || h > 23 || mi < 0 || mi > 59 || s.size() < 16 || s[13] != ':') return std::nullopt;
-    ms += h * 3600000 + mi * 60000;
-    pos = 16;
-    if (pos < s.size() && s[pos] == ':') {
-      const int64_t sec = Digits(s, 17, 2);
-      if (sec < 0 || sec > 60) return std::nullopt;
-      ms += sec * 1000;
-      pos = 19;
-      if (pos < s.size() && s[pos] == '.') {
-        const int64_t frac = Digits(s, 20, 3);
-        if (frac < 0) return std::nullopt;
-        ms += frac;
-        pos = 23;
-      }
-    }
-  }
-  if (pos < s.size() && s[pos] == 'Z') ++pos;
-  if (pos != s.size()) return std::nullopt;
-  return ms;
-}
-
 bool Matches(const DecisionView& row, const LedgerFilter& f) {
   if (!f.card.empty() && row.card != f.card) return false;
   if (!f.edge.empty() && row.edge != f.edge) return false;
   if (!f.outcome.empty() && row.outcome != f.outcome) return false;
   if (f.since_ms || f.until_ms) {
-    std::optional<int64_t> at = ParseIso(row.at);
+    std::optional<int64_t> at = ParseIsoTime(row.at);
     if (!at) return false;  // a row without a readable time is outside every window
     if (f.since_ms && *at < *f.since_ms) return false;
     if (f.until_ms && *at >= *f.until_ms) return false;
@@ -145,26 +95,34 @@ std::string InferredOutcome(bool ok, bool parked, const std::string& code,
 }
 
 LedgerScan ScanDecisionLedger(const OperatorContext& ctx) {
-  LedgerScan scan;
-  scan.path = DecisionLedgerPath(ctx.root);
-  auto text = ctx.fs.ReadFile(scan.path);
+  const std::string path = DecisionLedgerPath(ctx.root);
+  auto text = ctx.fs.ReadFile(path);
   if (!text.ok()) {
+    LedgerScan scan;
+    scan.path = path;
     if (!IsAbsent(text.status())) {
       scan.problems.push_back(text.status().message() + "; check its permissions");
     }
     return scan;
   }
+  return ParseDecisionLedger(path, *text);
+}
+
+LedgerScan ParseDecisionLedger(const std::string& path, const std::string& t) {
+  LedgerScan scan;
+  scan.path = path;
   scan.present = true;
-  scan.bytes = text->size();
-  const std::string& t = *text;
+  scan.bytes = t.size();
   size_t pos = 0;
   int line_no = 0;
   while (pos < t.size()) {
     size_t eol = t.find('\n', pos);
     const bool torn = eol == std::string::npos;
+    const size_t begin = pos;
     std::string line = t.substr(pos, torn ? std::string::npos : eol - pos);
     pos = torn ? t.size() : eol + 1;
     ++line_no;
+    scan.spans.push_back({begin, pos, false});
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = scan.path + ":" + std::to_string(line_no) + ": ";
     ojson row = JsonNestingDepth(line) > kMaxJsonDepth
@@ -190,6 +148,7 @@ LedgerScan ScanDecisionLedger(const OperatorContext& ctx) {
                               "; add the missing newline by hand so the next row starts on "
                               "its own line");
     }
+    scan.spans.back().row = true;
     DecisionView v;
     v.line = line_no;
     v.text = line;
@@ -235,20 +194,6 @@ LedgerScan ScanDecisionLedger(const OperatorContext& ctx) {
   return scan;
 }
 
-std::optional<int64_t> ParseTimeArg(const std::string& text, int64_t now_ms) {
-  if (text.size() >= 2) {
-    const char unit = text.back();
-    const int64_t n = Digits(text, 0, text.size() - 1);
-    const int64_t scale = unit == 'd'   ? 86400000
-                          : unit == 'h' ? 3600000
-                          : unit == 'm' ? 60000
-                          : unit == 's' ? 1000
-                                        : 0;
-    if (n >= 0 && scale > 0 && text.size() <= 10) return now_ms - n * scale;
-  }
-  return ParseIso(text);
-}
-
 int LedgerList(const OperatorContext& ctx, const LedgerFilter& filter, bool json, std::ostream& out,
                std::ostream& err) {
   LedgerScan scan = ScanDecisionLedger(ctx);
@@ -273,6 +218,143 @@ int LedgerList(const OperatorContext& ctx, const LedgerFilter& filter, bool json
   }
   for (const auto& p : scan.problems) err << "devflow-gate: ledger: " << TerminalLine(p) << "\n";
   return scan.problems.empty() ? 0 : 1;
+}
+
+namespace {
+
+// What a prune of `bytes` (read as `scan`) under `rule` removes, and the bytes it leaves.
+struct LedgerPrunePlan {
+  std::string text;
+  std::vector<DecisionView> removed;
+  size_t removed_bytes = 0;
+  size_t kept_rows = 0;
+  size_t undated_rows = 0;  // kept: a row of their decision has no readable `at`
+  size_t other_lines = 0;   // kept: lines that are not decision rows (bad, blank)
+};
+
+LedgerPrunePlan PlanLedgerPrune(const LedgerScan& scan, const std::string& bytes,
+                                const RetentionRule& rule) {
+  // One item per decision (its rows share the id): its time is its newest row's, unknown
+  // when any of its rows has no readable time.
+  std::map<std::string, size_t> group_of;
+  std::vector<std::optional<int64_t>> times;
+  std::vector<bool> undated;
+  for (const DecisionView& row : scan.rows) {
+    auto [it, fresh] = group_of.emplace(row.id, times.size());
+    if (fresh) {
+      times.emplace_back(std::nullopt);
+      undated.push_back(false);
+    }
+    const size_t g = it->second;
+    const std::optional<int64_t> at = ParseIsoTime(row.at);
+    if (!at) undated[g] = true;
+    if (at && (!times[g] || *at > *times[g])) times[g] = at;
+  }
+  for (size_t g = 0; g < times.size(); ++g) {
+    if (undated[g]) times[g] = std::nullopt;
+  }
+  const std::vector<bool> removes = RetentionRemoves(times, rule);
+
+  LedgerPrunePlan plan;
+  plan.text.reserve(bytes.size());
+  size_t next_row = 0;
+  for (size_t i = 0; i < scan.spans.size(); ++i) {
+    const LedgerScan::Span& span = scan.spans[i];
+    const std::string_view line(bytes.data() + span.begin, span.end - span.begin);
+    if (!span.row) {
+      if (line.find_first_not_of(" \t\r\n") != std::string_view::npos) ++plan.other_lines;
+      plan.text.append(line);
+      continue;
+    }
+    const DecisionView& row = scan.rows[next_row++];
+    const size_t g = group_of.at(row.id);
+    if (removes[g]) {
+      plan.removed.push_back(row);
+      plan.removed_bytes += line.size();
+      continue;
+    }
+    ++plan.kept_rows;
+    if (undated[g]) ++plan.undated_rows;
+    plan.text.append(line);
+  }
+  return plan;
+}
+
+}  // namespace
+
+int LedgerPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry_run, bool json,
+                std::ostream& out, std::ostream& err) {
+  const std::string path = DecisionLedgerPath(ctx.root);
+  LedgerScan scan;
+  LedgerPrunePlan plan;
+  auto plan_from = [&](const std::string& bytes) {
+    scan = ParseDecisionLedger(path, bytes);
+    plan = PlanLedgerPrune(scan, bytes, rule);
+  };
+  Status status = Status::Ok();
+  if (dry_run) {
+    auto text = ctx.fs.ReadFile(path);
+    if (text.ok()) plan_from(*text);
+    status = text.status();
+  } else {
+    status = ctx.fs.ReplaceLocked(path, [&](const std::string& current) {
+      plan_from(current);
+      return plan.removed.empty() ? std::nullopt : std::optional<std::string>(plan.text);
+    });
+  }
+  const bool absent = !status.ok() && IsAbsent(status);
+  std::vector<std::string> errors;
+  if (!status.ok() && !absent) {
+    errors.push_back(status.message() + "; the ledger is as it was: check the permissions of " +
+                     ParentPath(path));
+    plan = LedgerPrunePlan{};
+  }
+  if (json) {
+    ojson j;
+    j["dryRun"] = dry_run;
+    j["path"] = path;
+    j["present"] = !absent;
+    j["cutMs"] = rule.cut_ms ? ojson(*rule.cut_ms) : ojson(nullptr);
+    j["keep"] = rule.keep ? ojson(*rule.keep) : ojson(nullptr);
+    ojson removed = ojson::array();
+    for (const DecisionView& r : plan.removed) {
+      ojson x;
+      x["decision"] = r.id;
+      x["line"] = r.line;
+      x["at"] = r.at;
+      x["outcome"] = r.outcome;
+      removed.push_back(x);
+    }
+    j[dry_run ? "wouldRemove" : "removed"] = removed;
+    j["removedBytes"] = plan.removed_bytes;
+    j["keptRows"] = plan.kept_rows;
+    j["undatedRows"] = plan.undated_rows;
+    j["otherLines"] = plan.other_lines;
+    j["problems"] = scan.problems;
+    j["errors"] = errors;
+    out << PrettyJson(j);
+  } else if (absent) {
+    out << "no decision ledger at " << TerminalLine(path) << ": nothing to prune\n";
+  } else if (errors.empty()) {
+    const char* verb = dry_run ? "would remove " : "removed ";
+    for (const DecisionView& r : plan.removed) {
+      out << verb
+          << TerminalLine(r.id + " " + Unknown(r.at) + " " + Unknown(r.card) + " " +
+                          Unknown(r.edge) + " " + r.outcome)
+          << "\n";
+    }
+    out << verb << Plural(plan.removed.size(), "row", "rows") << " ("
+        << Plural(plan.removed_bytes, "byte", "bytes") << ") of " << scan.rows.size() << " in "
+        << TerminalLine(path) << "; kept " << plan.kept_rows << " (" << plan.undated_rows
+        << " without a readable time) and " << Plural(plan.other_lines, "line", "lines")
+        << " that are no decision rows, as they were\n";
+  }
+  // Lines it cannot read stay in the ledger: say which, so they are not kept silently.
+  for (const auto& p : scan.problems) {
+    err << "devflow-gate: ledger prune: kept " << TerminalLine(p) << "\n";
+  }
+  for (const auto& e : errors) err << "devflow-gate: ledger prune: " << TerminalLine(e) << "\n";
+  return errors.empty() ? 0 : 1;
 }
 
 int LedgerShow(const OperatorContext& ctx, const std::string& id, bool json, std::ostream& out,

@@ -48,19 +48,25 @@ std::string InferredOutcome(bool ok, bool parked, const std::string& code,
 /// line (`<path>:<n>: not valid JSON …; move the damaged line out of the ledger by hand`) and
 /// an unreadable file.
 struct LedgerScan {
+  /// Where line `n` (1-based: spans[n - 1]) lies in the bytes read, its `\n` included (the
+  /// torn last line has none); `row` when it became a DecisionView (blank, foreign and
+  /// unparseable lines did not). `ledger prune` cuts rows out by these, byte for byte.
+  struct Span {
+    size_t begin = 0, end = 0;
+    bool row = false;
+  };
   std::string path;
   bool present = false;
   uint64_t bytes = 0;
   std::vector<DecisionView> rows;
+  std::vector<Span> spans;
   size_t bad_lines = 0;
   std::vector<std::string> problems;
 };
 LedgerScan ScanDecisionLedger(const OperatorContext& ctx);
-
-/// Milliseconds since the epoch of an ISO-8601 UTC time ("2026-09-16", "2026-09-16T08:00",
-/// "2026-09-16T08:00:00Z", "2026-09-16T08:00:00.000Z"), or of a duration before `now_ms`
-/// ("90d", "12h", "30m", "45s"); nullopt when `text` is neither.
-std::optional<int64_t> ParseTimeArg(const std::string& text, int64_t now_ms);
+/// The same reading of ledger bytes already in hand (`ledger prune` reads them under the
+/// append lock, FileSystem::ReplaceLocked).
+LedgerScan ParseDecisionLedger(const std::string& path, const std::string& text);
 
 /// Filters of `ledger list`; empty/nullopt = no filter.
 struct LedgerFilter {
@@ -75,6 +81,18 @@ struct LedgerFilter {
 /// Exit 0; 1 the ledger cannot be read or has bad lines (they are named on stderr).
 int LedgerList(const OperatorContext& ctx, const LedgerFilter& filter, bool json, std::ostream& out,
                std::ostream& err);
+
+/// `ledger prune (--older-than D | --keep N)… [--dry-run] [--json]` (docs/operations.md
+/// "Retention"): rewrites the ledger without the rows RetentionRemoves picks, through
+/// FileSystem::ReplaceLocked (under the append lock, by the one atomic replace), every other
+/// byte kept as it was. Rows are judged by decision: a decision's time is its newest row's
+/// `at`, `--keep N` keeps the newest N decisions, and a commit-intent row goes with its outcome
+/// row, never alone. A row without a readable `at`, and every line that is not a decision row
+/// (torn, unparseable, foreign, blank), is kept and counted in the output: pruning never drops
+/// what it cannot read. Exit 0 (also when there is no ledger); 1 the ledger cannot be read or
+/// replaced (it is then as it was).
+int LedgerPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry_run, bool json,
+                std::ostream& out, std::ostream& err);
 
 /// `ledger show DECISION-ID [--json]`: every field of one row. Exit 0; 2 no row has that id.
 int LedgerShow(const OperatorContext& ctx, const std::string& id, bool json, std::ostream& out,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,29 @@ std::vector<std::string> VetoReportDirs(const OperatorContext& ctx);
 /// Cache dirs of every agent gate with `verdictCacheDir`, de-duplicated in config order; empty
 /// when caching is disabled everywhere.
 std::vector<std::string> VerdictCacheDirs(const OperatorContext& ctx);
+
+/// Milliseconds since the epoch of an ISO-8601 UTC time ("2026-09-16", "2026-09-16T08:00",
+/// "2026-09-16T08:00:00Z", "2026-09-16T08:00:00.000Z"); nullopt when `text` is not one.
+std::optional<int64_t> ParseIsoTime(const std::string& text);
+
+/// ParseIsoTime's times, or a duration before `now_ms` ("90d", "12h", "30m", "45s"); nullopt
+/// when `text` is neither.
+std::optional<int64_t> ParseTimeArg(const std::string& text, int64_t now_ms);
+
+/// The retention rule of `reports prune` and `ledger prune` (docs/operations.md "Retention").
+/// At least one of the two is set (the CLI refuses neither: nothing is ever deleted by
+/// default). An item is removed when it is at or before `cut_ms` (when set) and is not among
+/// the newest `keep` (when set): with both, an item goes only when both say so.
+struct RetentionRule {
+  std::optional<int64_t> cut_ms;  // --older-than: now minus the duration (or a given time)
+  std::optional<size_t> keep;     // --keep N
+};
+
+/// Which items `rule` removes, parallel to `times` (each item's time, ms since the epoch;
+/// nullopt when it has none that reads, and such an item is never removed nor counted among
+/// the newest). Ties in time are broken by position: a later item counts as newer.
+std::vector<bool> RetentionRemoves(const std::vector<std::optional<int64_t>>& times,
+                                   const RetentionRule& rule);
 
 /// "1 record" / "2 records".
 std::string Plural(size_t n, const std::string& one, const std::string& many);

@@ -1,11 +1,14 @@
 #include "reports/report_command.h"
 
 #include <algorithm>
+#include <map>
 #include <ostream>
 #include <sstream>
 
 #include "host/terminal.h"
+#include "reports/cache_command.h"
 #include "reports/gate_layout.h"
+#include "reports/ledger_command.h"
 #include "reports/operator_json.h"
 
 namespace devflow {
@@ -18,6 +21,22 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 bool IsAbsent(const Status& s) { return s.code() == "ENOENT"; }
+
+}  // namespace
+
+namespace {
+
+// The `- at:` of `text` read as a report of `kind` ("veto" | "fault"), nullopt when it does
+// not read as one.
+std::optional<std::string> ParseVetoOrFault(const char* kind, const std::string& path,
+                                            const std::string& text) {
+  if (std::string_view(kind) == "veto") {
+    auto r = ParseVetoReport(path, text);
+    return r.ok() ? std::optional<std::string>(r->at) : std::nullopt;
+  }
+  auto r = ParseFaultReport(path, text);
+  return r.ok() ? std::optional<std::string>(r->at) : std::nullopt;
+}
 
 }  // namespace
 
@@ -37,74 +56,63 @@ Result<VetoReportEntry> ParseVetoReport(const std::string& path, const std::stri
 
   VetoReportEntry entry;
   entry.path = path;
+  entry.bytes = text.size();
   entry.summary = end < start ? "" : text.substr(start, end - start);
-  std::optional<std::string> card, edge, revision, at;
-  size_t pos = 0;
-  while (pos < summary_at) {
-    size_t eol = text.find('\n', pos);
-    std::string line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    auto take = [&](const char* prefix, std::optional<std::string>& into) {
-      if (!into && StartsWith(line, prefix)) into = line.substr(std::string_view(prefix).size());
-    };
-    take("- card: ", card);
-    take("- edge: ", edge);
-    take("- revision: ", revision);
-    take("- at: ", at);
-  }
-  if (!card) return corrupt("no \"- card: <id>\" line");
-  if (!edge) return corrupt("no \"- edge: <edge>\" line");
-  if (!revision || revision->empty() || revision->size() > 15 ||
-      !std::all_of(revision->begin(), revision->end(),
-                   [](char c) { return c >= '0' && c <= '9'; })) {
-    return corrupt("no \"- revision: <n>\" line");
-  }
-  if (!at) return corrupt("no \"- at: <time>\" line");
-  entry.card = *card;
-  entry.edge = *edge;
-  entry.revision = std::stoll(*revision);
-  entry.at = *at;
+  if (Status s = ReadReportFacts(ReportHeaderLines(text, summary_at), entry); !s.ok()) return s;
   return entry;
 }
+
+namespace {
+
+// Every `.md` regular file of `dir`, parsed by `parse` into `entries` (a file that cannot be
+// read or does not parse keeps its `problem`). An absent dir is none to look at; one that
+// cannot be listed is named in `errors` as `<label> <dir> cannot be listed: …`.
+template <typename Entry, typename Parse>
+void ScanReportDir(const OperatorContext& ctx, const std::string& dir, const char* label,
+                   Parse parse, std::vector<Entry>& entries, std::vector<std::string>& errors) {
+  auto names = ctx.fs.ListDir(dir);
+  if (!names.ok()) {
+    if (!IsAbsent(names.status())) {
+      errors.push_back(std::string(label) + " " + dir + " cannot be listed: " +
+                       names.status().message() + "; check its permissions");
+    }
+    return;
+  }
+  for (const std::string& name : *names) {
+    if (!EndsWith(name, ".md")) continue;
+    const std::string path = JoinPath(dir, name);
+    auto kind = ctx.fs.Kind(path);
+    if (!kind.ok() || *kind != FileKind::kFile) continue;
+    Entry e;
+    e.path = path;
+    auto text = ctx.fs.ReadFile(path);
+    if (!text.ok()) {
+      e.problem = "it cannot be read: " + text.status().message();
+    } else if (Result<Entry> parsed = parse(path, *text); parsed.ok()) {
+      e = *parsed;
+    } else {
+      e.problem = parsed.status().message();
+      e.bytes = text->size();
+    }
+    entries.push_back(e);
+  }
+}
+
+template <typename Entry>
+void SortByPath(std::vector<Entry>& entries) {
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.path < b.path; });
+}
+
+}  // namespace
 
 VetoReportScan ScanVetoReports(const OperatorContext& ctx) {
   VetoReportScan scan;
   scan.dirs = VetoReportDirs(ctx);
   for (const std::string& dir : scan.dirs) {
-    auto names = ctx.fs.ListDir(dir);
-    if (!names.ok()) {
-      if (!IsAbsent(names.status())) {
-        scan.errors.push_back("report dir " + dir + " cannot be listed: " +
-                              names.status().message() + "; check its permissions");
-      }
-      continue;
-    }
-    for (const std::string& name : *names) {
-      if (!EndsWith(name, ".md")) continue;
-      std::string path = JoinPath(dir, name);
-      auto kind = ctx.fs.Kind(path);
-      if (!kind.ok() || *kind != FileKind::kFile) continue;
-      auto text = ctx.fs.ReadFile(path);
-      if (!text.ok()) {
-        VetoReportEntry e;
-        e.path = path;
-        e.problem = "it cannot be read: " + text.status().message();
-        scan.entries.push_back(e);
-        continue;
-      }
-      auto parsed = ParseVetoReport(path, *text);
-      if (parsed.ok()) {
-        scan.entries.push_back(*parsed);
-      } else {
-        VetoReportEntry e;
-        e.path = path;
-        e.problem = parsed.status().message();
-        scan.entries.push_back(e);
-      }
-    }
+    ScanReportDir(ctx, dir, "report dir", ParseVetoReport, scan.entries, scan.errors);
   }
-  std::sort(scan.entries.begin(), scan.entries.end(),
-            [](const auto& a, const auto& b) { return a.path < b.path; });
+  SortByPath(scan.entries);
   return scan;
 }
 
@@ -117,40 +125,16 @@ FaultReportScan ScanFaultReports(const OperatorContext& ctx) {
     // there is none to look at.
     auto there = ctx.fs.Kind(dir);
     if (!there.ok() || *there != FileKind::kDir) continue;
-    auto names = ctx.fs.ListDir(dir);
-    if (!names.ok()) {
-      if (!IsAbsent(names.status())) {
-        scan.errors.push_back("fault report dir " + dir + " cannot be listed: " +
-                              names.status().message() + "; check its permissions");
-      }
-      continue;
-    }
-    for (const std::string& name : *names) {
-      if (!EndsWith(name, ".md")) continue;
-      const std::string path = JoinPath(dir, name);
-      auto kind = ctx.fs.Kind(path);
-      if (!kind.ok() || *kind != FileKind::kFile) continue;
-      FaultReportEntry e;
-      e.path = path;
-      auto text = ctx.fs.ReadFile(path);
-      if (!text.ok()) {
-        e.problem = "it cannot be read: " + text.status().message();
-      } else if (auto parsed = ParseFaultReport(path, *text); parsed.ok()) {
-        e = *parsed;
-      } else {
-        e.problem = parsed.status().message();
-      }
-      scan.entries.push_back(e);
-    }
+    ScanReportDir(ctx, dir, "fault report dir", ParseFaultReport, scan.entries, scan.errors);
   }
-  std::sort(scan.entries.begin(), scan.entries.end(),
-            [](const auto& a, const auto& b) { return a.path < b.path; });
+  SortByPath(scan.entries);
   return scan;
 }
 
 namespace {
 
-ojson FaultJson(const FaultReportEntry& e) {
+// The facts both kinds share, or the path and the problem of a file that is neither.
+ojson HeaderJson(const ReportHeader& e) {
   ojson j;
   j["path"] = e.path;
   if (!e.problem.empty()) {
@@ -161,23 +145,26 @@ ojson FaultJson(const FaultReportEntry& e) {
   j["edge"] = e.edge;
   j["revision"] = e.revision;
   j["at"] = e.at;
+  return j;
+}
+
+// "card <id>, edge <edge>, revision <n>, at <at>"
+std::string HeaderText(const ReportHeader& e) {
+  return "card " + e.card + ", edge " + e.edge + ", revision " + std::to_string(e.revision) +
+         ", at " + e.at;
+}
+
+ojson FaultJson(const FaultReportEntry& e) {
+  ojson j = HeaderJson(e);
+  if (!e.problem.empty()) return j;
   j["fault"] = e.fault;
   j["why"] = e.why.empty() ? ojson(nullptr) : ojson(e.why);
   return j;
 }
 
 ojson ReportJson(const VetoReportEntry& e) {
-  ojson j;
-  j["path"] = e.path;
-  if (!e.problem.empty()) {
-    j["problem"] = e.problem;
-    return j;
-  }
-  j["card"] = e.card;
-  j["edge"] = e.edge;
-  j["revision"] = e.revision;
-  j["at"] = e.at;
-  j["summary"] = e.summary;
+  ojson j = HeaderJson(e);
+  if (e.problem.empty()) j["summary"] = e.summary;
   return j;
 }
 
@@ -204,17 +191,14 @@ int ReportsList(const OperatorContext& ctx, bool json, std::ostream& out, std::o
         out << TerminalLine(e.path + ": not a veto report: " + e.problem) << "\n";
         continue;
       }
-      out << TerminalLine(e.path + ": card " + e.card + ", edge " + e.edge + ", revision " +
-                          std::to_string(e.revision) + ", at " + e.at + ": " + e.summary)
-          << "\n";
+      out << TerminalLine(e.path + ": " + HeaderText(e) + ": " + e.summary) << "\n";
     }
     for (const auto& e : faults.entries) {
       if (!e.problem.empty()) {
         out << TerminalLine(e.path + ": not a fault report: " + e.problem) << "\n";
         continue;
       }
-      out << TerminalLine(e.path + ": fault: card " + e.card + ", edge " + e.edge + ", revision " +
-                          std::to_string(e.revision) + ", at " + e.at + ": " + e.fault +
+      out << TerminalLine(e.path + ": fault: " + HeaderText(e) + ": " + e.fault +
                           (e.why.empty() ? "" : ": " + e.why))
           << "\n";
     }
@@ -226,6 +210,163 @@ int ReportsList(const OperatorContext& ctx, bool json, std::ostream& out, std::o
   }
   for (const auto& e : scan.errors) err << "devflow-gate: " << TerminalLine(e) << "\n";
   return scan.errors.empty() ? 0 : 1;
+}
+
+namespace {
+
+// One report as retention sees it.
+struct PruneItem {
+  const ReportHeader* report;
+  const char* kind;         // "veto" | "fault"
+  std::string cached_veto;  // the cache file that names it, or ""
+  std::string decision;     // the ledger row (newer than the cut) that names it, or ""
+};
+
+std::string ItemLine(const PruneItem& item) {
+  return item.report->path + " (" + item.kind + " report of card " + item.report->card + ", at " +
+         item.report->at + ")";
+}
+
+}  // namespace
+
+int ReportsPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry_run, bool json,
+                 std::ostream& out, std::ostream& err) {
+  VetoReportScan vetoes = ScanVetoReports(ctx);
+  FaultReportScan faults = ScanFaultReports(ctx);
+  std::vector<std::string> errors = vetoes.errors;
+  errors.insert(errors.end(), faults.errors.begin(), faults.errors.end());
+
+  // What names a report: cached vetoes, and ledger rows newer than the cut.
+  std::map<std::string, std::string> cached_by, decided_by;
+  bool names_known = true;
+  CacheScan cache = ScanVerdictCaches(ctx);
+  for (const auto& e : cache.errors) {
+    errors.push_back(e + "; no report is removed while the cached vetoes are unknown");
+    names_known = false;
+  }
+  for (const CacheEntry& e : cache.entries) {
+    if (auto report = CachedVetoReport(e)) cached_by.emplace(*report, e.file);
+  }
+  LedgerScan ledger = ScanDecisionLedger(ctx);
+  if (!ledger.present && !ledger.problems.empty()) {
+    for (const auto& p : ledger.problems) {
+      errors.push_back("decision ledger: " + p +
+                       "; no report is removed while the rows that name reports are unknown");
+    }
+    names_known = false;
+  }
+  if (rule.cut_ms) {
+    for (const DecisionView& row : ledger.rows) {
+      const std::optional<int64_t> at = ParseIsoTime(row.at);
+      if (at && *at <= *rule.cut_ms) continue;
+      for (const auto& named : {row.report, row.fault_report}) {
+        if (named) decided_by.emplace(*named, row.id);
+      }
+    }
+  }
+
+  std::vector<PruneItem> removed, protected_items;
+  size_t kept = 0;
+  uint64_t removed_bytes = 0;
+  auto judge = [&](const auto& entries, const char* kind) {
+    std::vector<std::optional<int64_t>> times;
+    for (const auto& e : entries) {
+      times.push_back(e.problem.empty() ? ParseIsoTime(e.at) : std::nullopt);
+    }
+    const std::vector<bool> removes = RetentionRemoves(times, rule);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      PruneItem item{&entries[i], kind, "", ""};
+      if (auto it = cached_by.find(entries[i].path); it != cached_by.end()) {
+        item.cached_veto = it->second;
+      }
+      if (auto it = decided_by.find(entries[i].path); it != decided_by.end()) {
+        item.decision = it->second;
+      }
+      if (!removes[i] || !names_known) {
+        ++kept;
+        continue;
+      }
+      if (!item.cached_veto.empty() || !item.decision.empty()) {
+        protected_items.push_back(item);
+        ++kept;
+        continue;
+      }
+      if (!dry_run) {
+        // A gate may have written a new report under this name since the scan (a re-check
+        // at the same revision): remove only the one judged.
+        auto again = ctx.fs.ReadFile(entries[i].path);
+        auto reread = again.ok() ? ParseVetoOrFault(kind, entries[i].path, *again)
+                                 : std::optional<std::string>();
+        if (!reread || *reread != entries[i].at) {
+          if (again.ok() || !IsAbsent(again.status())) ++kept;
+          continue;
+        }
+        Status s = ctx.fs.RemoveFile(entries[i].path);
+        if (!s.ok() && !IsAbsent(s)) {
+          errors.push_back("could not remove " + entries[i].path + ": " + s.message() +
+                           "; check the permissions of " + ParentPath(entries[i].path));
+          ++kept;
+          continue;
+        }
+      }
+      removed_bytes += entries[i].bytes;
+      removed.push_back(item);
+    }
+  };
+  judge(vetoes.entries, "veto");
+  judge(faults.entries, "fault");
+
+  std::vector<std::string> dirs = vetoes.dirs;
+  dirs.insert(dirs.end(), faults.dirs.begin(), faults.dirs.end());
+  if (json) {
+    ojson j;
+    j["dryRun"] = dry_run;
+    j["dirs"] = dirs;
+    j["cutMs"] = rule.cut_ms ? ojson(*rule.cut_ms) : ojson(nullptr);
+    j["keep"] = rule.keep ? ojson(*rule.keep) : ojson(nullptr);
+    ojson r = ojson::array();
+    for (const PruneItem& item : removed) {
+      ojson x;
+      x["path"] = item.report->path;
+      x["kind"] = item.kind;
+      x["at"] = item.report->at;
+      x["bytes"] = item.report->bytes;
+      r.push_back(x);
+    }
+    j[dry_run ? "wouldRemove" : "removed"] = r;
+    j["removedBytes"] = removed_bytes;
+    j["kept"] = kept;
+    ojson p = ojson::array();
+    for (const PruneItem& item : protected_items) {
+      ojson x;
+      x["path"] = item.report->path;
+      x["kind"] = item.kind;
+      x["cachedVeto"] = item.cached_veto.empty() ? ojson(nullptr) : ojson(item.cached_veto);
+      x["decision"] = item.decision.empty() ? ojson(nullptr) : ojson(item.decision);
+      p.push_back(x);
+    }
+    j["protected"] = p;
+    j["errors"] = errors;
+    out << PrettyJson(j);
+  } else {
+    const std::string verb = dry_run ? "would remove " : "removed ";
+    for (const PruneItem& item : removed) out << TerminalLine(verb + ItemLine(item)) << "\n";
+    for (const PruneItem& item : protected_items) {
+      out << TerminalLine(
+                 "kept " + ItemLine(item) + ": " +
+                 (!item.cached_veto.empty()
+                      ? "the cached veto " + item.cached_veto + " names it"
+                      : "the ledger row " + item.decision + ", newer than the cut, names it"))
+          << "\n";
+    }
+    out << verb << Plural(removed.size(), "report", "reports") << " ("
+        << Plural(removed_bytes, "byte", "bytes") << "), kept " << kept << " ("
+        << protected_items.size()
+        << " only because a cached veto or a newer ledger row names it) in "
+        << TerminalLine(JoinList(dirs)) << "\n";
+  }
+  for (const auto& e : errors) err << "devflow-gate: reports prune: " << TerminalLine(e) << "\n";
+  return errors.empty() ? 0 : 1;
 }
 
 namespace {

@@ -13,15 +13,10 @@
 
 namespace devflow {
 
-/// The header facts of one veto report (reports/veto_report.h RenderVetoReport layout).
-struct VetoReportEntry {
-  std::string path;  // absolute
-  std::string card;
-  std::string edge;
-  int64_t revision = 0;
-  std::string at;
+/// The header facts of one veto report (reports/veto_report.h RenderVetoReport layout;
+/// `problem`: the file does not read as one).
+struct VetoReportEntry : ReportHeader {
   std::string summary;  // the whole `## Summary` section text
-  std::string problem;  // non-empty: the file does not read as a veto report (fields empty)
 };
 
 /// Parses a report's text; the Status (code "corrupt") names the first missing piece, e.g.
@@ -50,6 +45,18 @@ FaultReportScan ScanFaultReports(const OperatorContext& ctx);
 /// `reports list [--json]`: veto reports, then fault reports; exit 0, or 1 when a report dir
 /// cannot be listed.
 int ReportsList(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream& err);
+
+/// `reports prune (--older-than D | --keep N)… [--dry-run] [--json]` (docs/operations.md
+/// "Retention"): removes the veto and fault reports RetentionRemoves picks by their `- at:`
+/// time, `--keep N` keeping the newest N of each kind. Never removed: a report a cached veto
+/// names (CachedVetoReport, whatever the record's state: `cache prune` first frees it), a
+/// report a ledger row names whose time is after the cut or unreadable (with --older-than),
+/// a file that does not read as a report, and a report rewritten since it was judged. When a
+/// cache dir cannot be listed or the ledger cannot be read, no report is removed (which ones
+/// are named is unknown). Exit 0; 1 a file could not be removed, or nothing was removed for
+/// the reason above.
+int ReportsPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry_run, bool json,
+                 std::ostream& out, std::ostream& err);
 
 /// `reports show PATH|NAME [--json]`: a bare name resolves inside the report dirs and their
 /// fault dirs, a path must lie directly in one. Exit 0; 1 the report cannot be read; 2 unknown

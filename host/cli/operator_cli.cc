@@ -41,6 +41,67 @@ CLI::App* Sub(CLI::App& parent, const std::string& name, const std::string& abou
 void AddLedgerCommands(CLI::App& app, const std::shared_ptr<Shared>& shared,
                        const std::shared_ptr<bool>& json);
 
+const char kPruneExits[] =
+    "exit codes: 0 done; 1 a file could not be read, replaced or removed; 2 usage error (no "
+    "--older-than or --keep: nothing is pruned by default) or the root does not exist";
+
+// `--older-than`, `--keep`, `--dry-run` of `reports prune` and `ledger prune`.
+struct RetentionArgs {
+  std::string older_than;
+  std::optional<size_t> keep;
+  bool dry_run = false;
+};
+
+using PruneCommand = int (*)(const OperatorContext&, const RetentionRule&, bool dry_run, bool json,
+                             std::ostream&, std::ostream&);
+
+void AddRetentionOptions(CLI::App* sub, RetentionArgs& args) {
+  sub->add_option("--older-than", args.older_than,
+                  "remove what is at least this old: a duration (30d, 12h, 45m, 0s) or an "
+                  "ISO-8601 UTC time");
+  sub->add_option("--keep", args.keep, "keep the newest N whatever their age");
+  sub->add_flag("--dry-run", args.dry_run, "say what would be removed; remove nothing");
+}
+
+// The rule the options give, or nullopt after a usage error on `err`: without --older-than
+// or --keep nothing is pruned (docs/operations.md "Retention").
+std::optional<RetentionRule> Retention(const RetentionArgs& args, const char* command,
+                                       const OperatorContext& ctx, std::ostream& err) {
+  RetentionRule rule;
+  rule.keep = args.keep;
+  if (!args.older_than.empty()) {
+    rule.cut_ms = ParseTimeArg(args.older_than, ctx.probe.NowMs());
+    if (!rule.cut_ms) {
+      err << "devflow-gate: " << command << ": --older-than " << TerminalLine(args.older_than)
+          << " is not a duration; pass one like 30d, 12h, 45m or 0s (or an ISO-8601 UTC time)\n";
+      return std::nullopt;
+    }
+  }
+  if (!rule.cut_ms && !rule.keep) {
+    err << "devflow-gate: " << command
+        << ": pass --older-than DURATION, --keep N, or both; nothing is pruned by default\n";
+    return std::nullopt;
+  }
+  return rule;
+}
+
+// `<group> prune` with the retention options, --json, and `run` as what it does.
+void AddPruneCommand(CLI::App& group, const char* command, const std::string& about,
+                     const std::shared_ptr<Shared>& shared, const std::shared_ptr<bool>& json,
+                     PruneCommand run) {
+  auto args = std::make_shared<RetentionArgs>();
+  CLI::App* prune = Sub(group, "prune", about, kPruneExits);
+  AddRetentionOptions(prune, *args);
+  prune->add_flag("--json", *json, "print JSON");
+  prune->callback([=] {
+    shared->Run([=](const OperatorContext& ctx, std::ostream& o, std::ostream& e) {
+      auto rule = Retention(*args, command, ctx, e);
+      if (!rule) return kExitUsage;
+      return run(ctx, *rule, args->dry_run, *json, o, e);
+    });
+  });
+}
+
 }  // namespace
 
 Status CheckRootExists(FileSystem& fs, const std::string& root) {
@@ -75,7 +136,8 @@ void AddOperatorCommands(CLI::App& app, WithOperatorContext with, int& rc, std::
       [=] { shared->Run([=](auto& ctx, auto& o, auto& e) { return Audit(ctx, *json, o, e); }); });
 
   // reports
-  CLI::App* reports = Sub(app, "reports", "veto reports: list | show PATH|NAME", kReadExits);
+  CLI::App* reports =
+      Sub(app, "reports", "veto and fault reports: list | show PATH|NAME | prune", kReadExits);
   reports->require_subcommand(1);
   CLI::App* rlist =
       Sub(*reports, "list", "every veto report of every agent gate's report dir, sorted by path",
@@ -93,6 +155,11 @@ void AddOperatorCommands(CLI::App& app, WithOperatorContext with, int& rc, std::
   rshow->callback([=] {
     shared->Run([=](auto& ctx, auto& o, auto& e) { return ReportsShow(ctx, *what, *json, o, e); });
   });
+
+  AddPruneCommand(*reports, "reports prune",
+                  "remove old veto and fault reports; never one a cached veto or a newer "
+                  "ledger row names",
+                  shared, json, ReportsPrune);
 
   // cache
   CLI::App* cache =
@@ -130,7 +197,8 @@ namespace {
 
 void AddLedgerCommands(CLI::App& app, const std::shared_ptr<Shared>& shared,
                        const std::shared_ptr<bool>& json) {
-  CLI::App* ledger = Sub(app, "ledger", "decision ledger: list | show DECISION-ID", kReadExits);
+  CLI::App* ledger =
+      Sub(app, "ledger", "decision ledger: list | show DECISION-ID | prune", kReadExits);
   ledger->require_subcommand(1);
 
   struct ListArgs {
@@ -178,6 +246,11 @@ void AddLedgerCommands(CLI::App& app, const std::shared_ptr<Shared>& shared,
   show->callback([=] {
     shared->Run([=](auto& ctx, auto& o, auto& e) { return LedgerShow(ctx, *id, *json, o, e); });
   });
+
+  AddPruneCommand(*ledger, "ledger prune",
+                  "rewrite the ledger without old decisions (under its append lock); rows it "
+                  "cannot read are kept",
+                  shared, json, LedgerPrune);
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ TEST_CASE("card create and artifact add print JSON with --json, --help names exi
   auto bad = ws.Gate({"ledger", "frob"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err ==
-        "devflow-gate: unknown ledger subcommand \"frob\"; use list or show\n"
+        "devflow-gate: unknown ledger subcommand \"frob\"; use list, show or prune\n"
         "run 'devflow-gate --help' (or '<command> --help') for usage\n");
 }
 

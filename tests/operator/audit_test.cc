@@ -50,8 +50,10 @@ TEST_CASE("audit of a healthy root prints every section and exits 0") {
   facts.revision = 4;
   facts.at = kT0;
   facts.summary = "no";
-  Spit(VetoReportPath(r.ReportDir(), "0001-a", "designing", "ready", 4), RenderVetoReport(facts));
-  Spit(LedgerPath(r), std::string(kCommittedRow) + "\n" + kVetoedRow + "\n");
+  const std::string report = RenderVetoReport(facts);
+  Spit(VetoReportPath(r.ReportDir(), "0001-a", "designing", "ready", 4), report);
+  const std::string ledger = std::string(kCommittedRow) + "\n" + kVetoedRow + "\n";
+  Spit(LedgerPath(r), ledger);
   // A fresh temp file may be a write in flight: not reported.
   Spit(r.CardDir("0001-a") + "/.card.md.1.0.tmp", "x");
 
@@ -66,9 +68,13 @@ TEST_CASE("audit of a healthy root prints every section and exits 0") {
             "stale temp files: 0\n"
             "verdict cache: 1 record: current 1, stale 0, corrupt 0, misnamed 0, unreadable 0; "
             "temp files 0\n"
-            "veto reports: 1\n"
-            "fault reports: 0\n"
-            "decision ledger: 2 decisions: allowed 1, vetoed 1, fault 0, parked 0, interrupted "
+            "veto reports: 1 (" +
+            std::to_string(report.size()) +
+            " bytes)\n"
+            "fault reports: 0 (0 bytes)\n"
+            "decision ledger: 2 rows (" +
+            std::to_string(ledger.size()) +
+            " bytes in all): 2 decisions: allowed 1, vetoed 1, fault 0, parked 0, interrupted "
             "0, rejected 0; 0 commit intents; 0 bad lines\n"
             "sandbox of decisions: unknown 2\n"
             "healthy: 0 problems, 0 warnings\n");
@@ -123,10 +129,11 @@ TEST_CASE(
       "stale temp files: 1",
       "verdict cache: 2 records: current 1, stale 0, corrupt 1, misnamed 0, unreadable 0; temp "
       "files 0",
-      "veto reports: 0",
-      "fault reports: 0",
-      "decision ledger: 1 decision: allowed 1, vetoed 0, fault 0, parked 0, interrupted 0, "
-      "rejected 0; 0 commit intents; 1 bad line",
+      "veto reports: 0 (0 bytes)",
+      "fault reports: 0 (0 bytes)",
+      "decision ledger: 1 row (" + std::to_string(Slurp(LedgerPath(r))->size()) +
+          " bytes in all): 1 decision: allowed 1, vetoed 0, fault 0, parked 0, interrupted 0, "
+          "rejected 0; 0 commit intents; 1 bad line",
       "sandbox of decisions: unknown 1",
       "problem: card 0002-b does not fold: " + s.bad_journal +
           ":2: actor field \"kind\" must be human, agent, or command (got \"robot\"); repair the "
@@ -200,8 +207,10 @@ TEST_CASE("audit --json gives the counts, the problems and each section's facts"
                                  .dump());
   CHECK(j["reports"].dump() == ojson{{"dirs", {r.ReportDir()}},
                                      {"count", 0},
+                                     {"bytes", 0},
                                      {"faultDirs", {r.ReportDir() + "/faults"}},
-                                     {"faults", 0}}
+                                     {"faults", 0},
+                                     {"faultBytes", 0}}
                                    .dump());
   CHECK(j["ledger"]["rows"] == 1);
   CHECK(j["ledger"]["badLines"] == 1);
@@ -257,9 +266,10 @@ TEST_CASE("audit counts a ledger row without a code as a bad line") {
   Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
   CHECK(ran.code == 1);
   auto lines = Lines(ran.out);
-  CHECK(lines.at(8) ==
-        "decision ledger: 1 decision: allowed 0, vetoed 1, fault 0, parked 0, interrupted 0, "
-        "rejected 0; 0 commit intents; 1 bad line");
+  CHECK(lines.at(8) == "decision ledger: 1 row (" +
+                           std::to_string(std::string(kVetoedRow).size() + 5) +
+                           " bytes in all): 1 decision: allowed 0, vetoed 1, fault 0, parked 0, "
+                           "interrupted 0, rejected 0; 0 commit intents; 1 bad line");
   CHECK(lines.at(10) == "problem: decision ledger: " + LedgerPath(r) +
                             ":2: not a decision row (no string \"code\"); move the line out of "
                             "the ledger by hand");
@@ -277,9 +287,10 @@ TEST_CASE("audit counts commit intents apart and warns about one without its out
   Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
   CHECK(ran.code == 0);
   auto lines = Lines(ran.out);
-  CHECK(lines.at(8) ==
-        "decision ledger: 1 decision: allowed 1, vetoed 0, fault 0, parked 0, interrupted 0, "
-        "rejected 0; 2 commit intents; 0 bad lines");
+  CHECK(lines.at(8) == "decision ledger: 3 rows (" +
+                           std::to_string(intent.size() + outcome.size() + orphan.size() + 3) +
+                           " bytes in all): 1 decision: allowed 1, vetoed 0, fault 0, parked 0, "
+                           "interrupted 0, rejected 0; 2 commit intents; 0 bad lines");
   CHECK(lines.at(9) == "sandbox of decisions: no checker 1");
   CHECK(lines.at(10) ==
         "warning: decision D2 (0001-a designing->ready, " + LedgerPath(r) +
@@ -343,13 +354,15 @@ TEST_CASE("audit counts fault reports and warns about a file in the fault dir it
   f.revision = 4;
   f.at = kT0;
   f.fault = "the checker ended with exit code 3";
-  Spit(r.ReportDir() + "/faults/0001-a-designing-ready-r4-20260916T080000.000Z.md",
-       RenderFaultReport(f));
-  Spit(r.ReportDir() + "/faults/x.md", "# Agent check fault: card 1-x, edge a->b\n\n## Reply\n");
+  const std::string good = RenderFaultReport(f);
+  const std::string foreign = "# Agent check fault: card 1-x, edge a->b\n\n## Reply\n";
+  Spit(r.ReportDir() + "/faults/0001-a-designing-ready-r4-20260916T080000.000Z.md", good);
+  Spit(r.ReportDir() + "/faults/x.md", foreign);
   Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
   CHECK(ran.code == 0);
   auto lines = Lines(ran.out);
-  CHECK(lines.at(7) == "fault reports: 2");
+  CHECK(lines.at(7) ==
+        "fault reports: 2 (" + std::to_string(good.size() + foreign.size()) + " bytes)");
   CHECK(lines.at(9) == "warning: fault report " + r.ReportDir() +
                            "/faults/x.md does not read as a fault report: no \"- card: <id>\" "
                            "line; the gate did not write it: move it out of the fault dir");

@@ -181,7 +181,8 @@ TEST_CASE("reports rejects a missing or unknown subcommand and unknown options, 
   CHECK(none.err == "devflow-gate: A subcommand is required\n" + hint);
   Ran bad = RunOp(RunReportsCommand, {"frob"}, r.Ctx());
   CHECK(bad.code == 2);
-  CHECK(bad.err == "devflow-gate: unknown reports subcommand \"frob\"; use list or show\n" + hint);
+  CHECK(bad.err ==
+        "devflow-gate: unknown reports subcommand \"frob\"; use list, show or prune\n" + hint);
   Ran opt = RunOp(RunReportsCommand, {"list", "--bogus"}, r.Ctx());
   CHECK(opt.code == 2);
   CHECK(opt.err == "devflow-gate: The following argument was not expected: --bogus\n" + hint);

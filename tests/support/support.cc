@@ -96,6 +96,12 @@ Status FaultyFileSystem::AppendDurable(const std::string& p, std::string_view d)
   if (auto s = Check("append", p)) return *s;
   return base_.AppendDurable(p, d);
 }
+Status FaultyFileSystem::ReplaceLocked(
+    const std::string& p,
+    const std::function<std::optional<std::string>(const std::string&)>& rewrite) {
+  if (auto s = Check("replace-locked", p)) return *s;
+  return base_.ReplaceLocked(p, rewrite);
+}
 Status FaultyFileSystem::CreateExclusive(const std::string& p, std::string_view d) {
   if (auto s = Check("create-exclusive", p)) return *s;
   return base_.CreateExclusive(p, d);

@@ -51,7 +51,7 @@ class FixedClock : public Clock {
 /// Decorates the real file system and fails chosen operations with a chosen errno, the way
 /// upstream's tests inject EACCES (works as root, where chmod denies nothing).
 /// Operation names: "read", "write-atomic", "append", "create-exclusive", "mkdirs",
-/// "mkdir-exclusive", "remove", "list", "kind".
+/// "mkdir-exclusive", "remove", "list", "kind", "replace-locked".
 class FaultyFileSystem : public FileSystem {
  public:
   explicit FaultyFileSystem(FileSystem& base = PosixFileSystem()) : base_(base) {}
@@ -64,6 +64,9 @@ class FaultyFileSystem : public FileSystem {
   Result<std::string> ReadFile(const std::string& path) override;
   Status WriteFileAtomic(const std::string& path, std::string_view data) override;
   Status AppendDurable(const std::string& path, std::string_view data) override;
+  Status ReplaceLocked(
+      const std::string& path,
+      const std::function<std::optional<std::string>(const std::string&)>& rewrite) override;
   Status CreateExclusive(const std::string& path, std::string_view data) override;
   Status CreateDirs(const std::string& path) override;
   Status CreateDirExclusive(const std::string& path) override;
