@@ -67,6 +67,20 @@ std::string CachedVeto(OperatorRoot& r, const std::string& report) {
   return path;
 }
 
+// A designing card 0001-a with a veto report (at kDay1) that a cached veto names, and a fault
+// report of 0003-c at kDay1.
+struct NamedReports {
+  std::string named, fault;
+  size_t fault_size;
+  std::string cached;
+};
+NamedReports NamedAndFault(OperatorRoot& r) {
+  r.DesigningCard("0001-a");
+  const std::string named = VetoReport(r, "0001-a", 4, kDay1).first;
+  auto [fault, fault_size] = FaultReport(r, "0003-c", 2, kDay1);
+  return {named, fault, fault_size, CachedVeto(r, named)};
+}
+
 std::string LedgerPath(const OperatorRoot& r) { return r.root + "/ledger/decisions.jsonl"; }
 
 std::string Row(const std::string& id, const std::string& at, const std::string& outcome,
@@ -101,11 +115,8 @@ TEST_CASE("reports prune removes nothing without --older-than or --keep: a usage
 
 TEST_CASE("reports prune --older-than 0s keeps the report a cached veto names, removes the rest") {
   OperatorRoot r(CachedGateYaml());
-  r.DesigningCard("0001-a");
-  auto [named, named_size] = VetoReport(r, "0001-a", 4, kDay1);
+  auto [named, fault, fault_size, cached] = NamedAndFault(r);
   auto [other, other_size] = VetoReport(r, "0002-b", 4, kDay2);
-  auto [fault, fault_size] = FaultReport(r, "0003-c", 2, kDay1);
-  const std::string cached = CachedVeto(r, named);
 
   Ran ran = RunOp(RunReportsCommand, {"prune", "--older-than", "0s"}, r.Ctx());
   CHECK(ran.code == 0);
@@ -176,11 +187,8 @@ TEST_CASE(
 
 TEST_CASE("reports prune --json names what it removed, what it kept and why") {
   OperatorRoot r(CachedGateYaml());
-  r.DesigningCard("0001-a");
-  auto [named, named_size] = VetoReport(r, "0001-a", 4, kDay1);
-  auto [fault, fault_size] = FaultReport(r, "0003-c", 2, kDay1);
+  auto [named, fault, fault_size, cached] = NamedAndFault(r);
   auto [gone, gone_size] = VetoReport(r, "0002-b", 4, kDay1);
-  const std::string cached = CachedVeto(r, named);
   // A decision newer than the cut names the fault report: it stays too.
   Spit(LedgerPath(r), Row("20260916T080000.000Z-00000001", kT0, "parked", fault) + "\n");
 
