@@ -127,6 +127,18 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
       out.card = std::move(parked.card);
     } else {
       out.park_message = parked.message;
+      // The policy's reason said the card is parked; it is not. The message says what
+      // happened instead, wherever it is shown (CLI text, --json, the server, the ledger row).
+      const std::string truth =
+          "; nothing was committed and the card was NOT parked: " + parked.message;
+      if (size_t at = out.message.find(kParkClaim); at != std::string::npos) {
+        out.message.replace(at, sizeof kParkClaim - 1, truth);
+      } else {
+        out.message += truth;
+      }
+      // No row for the park means no park, and no row for this move either: the move is
+      // refused for its ledger, as a committing one would be (issue 7 item 10).
+      if (parked.code == "ledger-unwritable") out.code = parked.code;
       warnings_.Warn(park.policy + ": failed to park card " + request.id +
                      " blocked: " + parked.message);
     }

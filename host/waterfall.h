@@ -45,6 +45,13 @@ struct Decision {
   }
 };
 
+/// What a fail-closed veto's reason says of the park it asks for (reference §4.10, SPEC §5):
+/// `<check> could not run: <fault>` + kParkClaim [+ `; fault report: <path>`]. The policy cannot
+/// know whether the park will commit; the executor can: when the park does not commit, it
+/// replaces this claim in the move's message with what happened (Executor::Move), so no message
+/// says "parked" for a card that was not.
+inline constexpr char kParkClaim[] = "; the card is parked blocked until the deployment recovers";
+
 /// A park the policy asks for when it cannot decide (fail closed). The executor commits it
 /// after the vetoed attempt has returned, through the whole waterfall (reference §4.10).
 struct ParkRequest {

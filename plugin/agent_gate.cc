@@ -117,8 +117,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   auto fail_closed = [&](const std::string& fault) {
     context.parks.push_back(
         ParkRequest{kParkActor, "agent check for " + edge_name + " failed closed: " + fault, id()});
-    return Decision::Veto("agent check for " + edge_name + " could not run: " + fault +
-                          "; the card is parked blocked until the deployment recovers");
+    return Decision::Veto("agent check for " + edge_name + " could not run: " + fault + kParkClaim);
   };
   auto allow_with = [&](const std::string& summary) {
     Decision downstream = next();
@@ -229,8 +228,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     }
     Decision vetoed = fail_closed(fault);
     vetoed.reason = "agent check for " + edge_name + " could not run: " + fault +
-                    (why.empty() ? "" : ": " + why) +
-                    "; the card is parked blocked until the deployment recovers" + where;
+                    (why.empty() ? "" : ": " + why) + kParkClaim + where;
     return vetoed;
   };
   Result<CheckReply> reply = checker_.Dispatch(request);

@@ -110,7 +110,7 @@ Decision GroundingGate::Admit(const Attempt& attempt, AttemptContext& context, c
     context.parks.push_back(ParkRequest{
         kGateActor, "grounding check for " + edge_name + " failed closed: " + fault, id()});
     return Decision::Veto("grounding check for " + edge_name + " could not run: " + fault +
-                          "; the card is parked blocked until the deployment recovers");
+                          kParkClaim);
   };
 
   std::optional<Card> held;

@@ -377,9 +377,7 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
     }
     if (!out.park_message.empty()) std::cout << "dry run: " << Terminal(out.park_message) << "\n";
     if (!out.ok) std::cout << "dry run: nothing was written\n";
-  } else if (out.failed_closed && !out.parked) {
-    std::cout << "the card was NOT parked: " << Terminal(out.park_message) << "\n";
-  } else if (out.parked && out.card) {
+  } else if (out.parked && out.card) {  // a park that did not commit: the message says so
     std::cout << "card " << out.card->id << " parked blocked (revision " << out.card->stage_revision
               << "); recover with: devflow-gate move " << out.card->id << " "
               << LocationName(out.attempt.from) << "\n";

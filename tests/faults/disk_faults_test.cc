@@ -188,7 +188,7 @@ TEST_CASE("fault: a commit.lock held while a checker fault parks only warns, not
                              "); nothing was written, so retry the move; if no devflow process is "
                              "running, the lock is stale: remove " +
                              lock;
-  CHECK(r.out == CouldNotRunWithReport(ws, fault) + "the card was NOT parked: " + locked + "\n");
+  CHECK(r.out == NotParkedWithReport(ws, fault, locked));
   CHECK(r.err == std::string("devflow-agent-gate: failed to park card ") + kCard +
                      " blocked: card " + kCard + " stayed locked by another commit (" + lock +
                      "); nothing was written, so retry the move; if no devflow process is "

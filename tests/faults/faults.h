@@ -49,6 +49,16 @@ inline std::string CouldNotRunWithReport(const Workspace& ws, const std::string&
          OnlyFaultReport(ws.root()) + "\n";
 }
 
+/// What `move` prints for a failed-closed attempt once the checker ran whose park did not
+/// commit: `refusal` is why the park was refused (the park's own message).
+inline std::string NotParkedWithReport(const Workspace& ws, const std::string& fault,
+                                       const std::string& refusal) {
+  return std::string("devflow: transition of card ") + kCard +
+         " to \"ready\" was rejected: agent check for designing->ready could not run: " + fault +
+         "; nothing was committed and the card was NOT parked: " + refusal +
+         "; fault report: " + OnlyFaultReport(ws.root()) + "\n";
+}
+
 /// What `move` prints (stdout) for a failed-closed designing->ready attempt.
 inline std::string CouldNotRun(const std::string& fault) {
   return std::string("devflow: transition of card ") + kCard +

@@ -18,6 +18,7 @@
 #include "gate/fixture.h"
 #include "host/cli/cli.h"
 #include "reports/sha256.h"
+#include "server/serve_fixture.h"
 
 namespace devflow::faults {
 namespace {
@@ -193,6 +194,75 @@ TEST_CASE("records: an unwritable decision ledger refuses the move unless ledger
                      " designing->ready without its decision-ledger row (ledger: best-effort)") !=
           std::string::npos);
     RequireCommitted(ws, "ok");
+  }
+}
+
+// A checker fault asks for a park, and the park, like any commit, needs its ledger row: with the
+// ledger unwritable nothing is committed, and every face of the outcome says so (the policy's
+// "the card is parked blocked" was the message even so, beside "parked": false).
+TEST_CASE(
+    "records: a failed-closed move whose park cannot write its ledger row says it was "
+    "refused, nothing committed, at every face") {
+  auto prepare = [](Workspace& ws) {
+    GateYaml yaml;
+    yaml.command = {Fixture("checkers/fail.sh")};
+    ws.WriteConfig(yaml.Text());
+    ws.CardInDesigning();
+    fs::remove_all(ws.root() + "/ledger");
+    test::Spit(ws.root() + "/ledger", "not a directory\n");
+  };
+  const std::string fault = "the checker ended with exit code 7: boom";
+  auto refusal = [](const Workspace& ws) {
+    return "devflow-gate: card " + std::string(kCard) +
+           " designing->blocked was not committed: its decision-ledger row could not be "
+           "written, and no transition commits without one: mkdir " +
+           ws.root() + "/ledger: Not a directory (ENOTDIR) (or set ledger: best-effort in " +
+           ws.path() + "/devflow-gate.yaml to commit without the row)";
+  };
+  auto expected = [&](const Workspace& ws) {
+    std::string text = NotParkedWithReport(ws, fault, refusal(ws));
+    text.pop_back();  // the line's newline
+    return text;
+  };
+  SUBCASE("move: text") {
+    Workspace ws("");
+    prepare(ws);
+    const std::string before = test::Slurp(ws.journal_path()).value();
+    auto r = ws.Gate({"move", kCard, "ready"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 4);
+    CHECK(r.out == expected(ws) + "\n");
+    CHECK(r.err == "devflow-agent-gate: failed to park card " + std::string(kCard) +
+                       " blocked: " + refusal(ws) + "\n");
+    CHECK(test::Slurp(ws.journal_path()) == before);
+    RequireUnmoved(ws);
+  }
+  SUBCASE("move --json") {
+    Workspace ws("");
+    prepare(ws);
+    auto r = ws.Gate({"move", kCard, "ready", "--json"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 4);
+    auto j = json::parse(r.out);
+    CHECK(j["ok"] == false);
+    CHECK(j["code"] == "ledger-unwritable");
+    CHECK(j["parked"] == false);
+    CHECK(j["message"] == expected(ws));
+    RequireUnmoved(ws);
+  }
+  SUBCASE("POST /v1/moves") {
+    Workspace ws("");
+    prepare(ws);
+    server_test::SocketServer server(ws);
+    auto a = server.Post("/v1/moves", "{\"id\":\"" + std::string(kCard) + "\",\"to\":\"ready\"}");
+    INFO("answer: " << a.body << "\nlog: " << server.serve->Log());
+    CHECK(a.status == 200);
+    auto j = a.json();
+    CHECK(j["ok"] == false);
+    CHECK(j["code"] == "ledger-unwritable");
+    CHECK(j["parked"] == false);
+    CHECK(j["message"] == expected(ws));
+    RequireUnmoved(ws);
   }
 }
 
