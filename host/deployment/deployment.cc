@@ -161,12 +161,31 @@ MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warning
   }
   if (crashed) out = Crashed(d, request, intent, *crashed);
   out.sandbox = TakeSandboxLevels();
+  // A commit-intent row of this move whose commit did not happen (a full disk at the lock or
+  // the journal append, a revision taken meanwhile): the message says what the ledger holds,
+  // so nobody reads the intent as a commit (issue 7 item 10). A park's unkept intent is said
+  // by the executor ("the card was NOT parked: ..."); Crashed() says it its own way.
+  const bool intent_unkept =
+      intent && intent->first.to == request.to && !crashed && !out.ok && !out.parked;
+  std::string intent_said;
+  if (intent_unkept) {
+    intent_said = "; nothing was committed, and the decision ledger " + ledger +
+                  " holds this attempt's commit-intent row for card " + intent->first.id + " " +
+                  intent->first.edge().Name() + " at revision " + std::to_string(intent->second) +
+                  ", ";
+    out.message += intent_said + "followed by this outcome row (code " + out.code + ")";
+  }
   if (!request.dry_run && out.code != "not-found") {
     Status logged = AppendDecisionRow(
         RealFileSystem(), d.root, DecisionRow(request, out, SystemClock().NowIso(), identity, id));
     if (!logged.ok()) {
       if (ledger_failed) *ledger_failed = true;
-      if (out.code != "ledger-unwritable") {
+      if (intent_unkept) {
+        // The row that would have said "not committed" is not there: say what is.
+        out.message.erase(out.message.rfind(intent_said));
+        out.message += intent_said + "but not its outcome row (" + logged.message() +
+                       "); `devflow-gate audit` reports that intent as without its outcome";
+      } else if (out.code != "ledger-unwritable") {
         warnings.Warn("devflow-gate: could not record the decision in " + ledger + ": " +
                       logged.message() +
                       (intent ? "; the commit-intent row written before the commit stands as "

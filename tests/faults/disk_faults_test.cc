@@ -294,7 +294,17 @@ TEST_CASE("fault: disk full (tmpfs) under the whole root rejects the commit and 
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 4);
   // The lock is the first byte the commit writes; the store removes its empty lock file.
-  CHECK(r.out == "write " + ws.card_dir() + "/commit.lock: No space left on device (ENOSPC)\n");
+  // What was written and what was not: no lock and no journal line, and in the decision ledger
+  // the commit-intent row, then the outcome row that says the commit did not happen.
+  CHECK(r.out == "write " + ws.card_dir() +
+                     "/commit.lock: No space left on device (ENOSPC); nothing was committed, and "
+                     "the decision ledger " +
+                     ws.root() +
+                     "/ledger/decisions.jsonl holds this attempt's commit-intent row for card " +
+                     kCard +
+                     " designing->ready at revision 5, followed by this outcome row (code "
+                     "ENOSPC)\n");
+  CHECK(r.err == "");
   CHECK(test::Slurp(ws.journal_path()) == before);
   CHECK_FALSE(fs::exists(ws.card_dir() + "/commit.lock"));
   fs::remove(ws.root() + "/filler");

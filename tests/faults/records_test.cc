@@ -89,12 +89,20 @@ TEST_CASE("records: a full disk at the journal append leaves the journal byte-id
   auto r = ws.Gate({"move", kCard, "ready"});
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 4);
+  // What was written and what was not: the journal unchanged, the ledger's intent row and the
+  // outcome row after it that says the commit did not happen; the path and the fix.
   CHECK(r.out == "append " + ws.journal_path() +
                      ": No space left on device (ENOSPC); the file is unchanged (" +
                      std::to_string(before.size()) +
                      " bytes); free space on the file system "
                      "holding " +
-                     ws.card_dir() + " and retry\n");
+                     ws.card_dir() + " and retry; nothing was committed, and the decision ledger " +
+                     ws.root() +
+                     "/ledger/decisions.jsonl holds this attempt's commit-intent row for card " +
+                     kCard +
+                     " designing->ready at revision 5, followed by this outcome row (code "
+                     "ENOSPC)\n");
+  CHECK(r.err == "");
   CHECK(test::Slurp(ws.journal_path()) == before);  // no torn half line
   CHECK_FALSE(fs::exists(ws.card_dir() + "/commit.lock"));
   auto card = ws.ShowJson();  // the card still folds (blank padding lines are skipped)
@@ -116,6 +124,64 @@ TEST_CASE("records: a full disk at the journal append leaves the journal byte-id
   REQUIRE(after.rfind(before + "{\"rev\":5,", 0) == 0);  // whole line after the old bytes
   CHECK(after.back() == '\n');
   CHECK(ws.ShowJson()["stage"] == "ready");
+}
+
+// The disk full at the journal append (as above), and the outcome row that would say so fails
+// too (here RLIMIT_FSIZE stops it, SIGXFSZ ignored): the ledger's last row of this attempt is
+// then an intent whose commit did not happen, and the message says exactly that, never that
+// the intent row stands as the record of a commit.
+TEST_CASE(
+    "records: a full disk at the journal append whose outcome row fails too says what the "
+    "ledger holds") {
+  Workspace ws("");
+  Prepare(ws);
+  auto small = MountKeeping(ws.card_dir(), "256k");
+  if (!small->mounted()) {
+    MESSAGE("no tmpfs here (" << small->error() << "): the seam case in disk_faults stands");
+    return;
+  }
+  FillLeaving(ws.journal_path(), 16, 1);
+  const std::string ledger = LedgerFile(ws);
+  std::vector<json> rows = Rows(ledger);
+  REQUIRE(rows.size() >= 2);
+  size_t intent_size = 0;  // the last intent row's length, within a few bytes of the next one's
+  for (const auto& line : e2e::Lines(test::Slurp(ledger).value())) {
+    if (line.find("\"commit-intent\"") != std::string::npos) intent_size = line.size() + 1;
+  }
+  REQUIRE(intent_size > 0);
+  // Blank lines (which every reader skips) past the journal's size, so the limit stops only the
+  // ledger's second row: room for the intent row, not for the outcome row after it.
+  std::ofstream(ledger, std::ios::app) << std::string(16384 - fs::file_size(ledger), '\n');
+  const std::string ledger_before = test::Slurp(ledger).value();
+  const std::string before = test::Slurp(ws.journal_path()).value();
+  const size_t limit = ledger_before.size() + intent_size + 64;
+  auto r = test::RunProgram({"/bin/sh", "-c",
+                             "trap '' XFSZ; exec prlimit --fsize=" + std::to_string(limit) +
+                                 ":unlimited -- \"$0\" \"$@\"",
+                             test::GateBinary(), "move", kCard, "ready"},
+                            ws.path());
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 4);
+  const std::string after = test::Slurp(ledger).value();
+  REQUIRE(after.rfind(ledger_before, 0) == 0);
+  const std::string added = after.substr(ledger_before.size());
+  CHECK(added.find("\"code\":\"commit-intent\"") != std::string::npos);
+  CHECK(std::count(added.begin(), added.end(), '\n') == 1);  // the intent row alone
+  CHECK(r.out ==
+        "append " + ws.journal_path() +
+            ": No space left on device (ENOSPC); the file is unchanged (" +
+            std::to_string(before.size()) + " bytes); free space on the file system holding " +
+            ws.card_dir() + " and retry; nothing was committed, and the decision ledger " + ledger +
+            " holds this attempt's commit-intent row for card " + kCard +
+            " designing->ready at revision 5, but not its outcome row (append " + ledger +
+            ": File too large (EFBIG); the file is unchanged (" + std::to_string(after.size()) +
+            " bytes); check the disk holding " + ledger +
+            " and retry); `devflow-gate audit` reports that intent as without its outcome\n");
+  CHECK(r.err == "");
+  CHECK(test::Slurp(ws.journal_path()) == before);
+  auto card = ws.ShowJson();  // the card still folds (blank padding lines are skipped)
+  CHECK(card["stage"] == "designing");
+  CHECK(card["stageRevision"] == 4);
 }
 
 TEST_CASE("records: a full disk at the decision ledger refuses the move, nothing is committed") {
