@@ -324,6 +324,24 @@ std::string SearchPath() {
   return kept.empty() ? "/usr/local/bin:/usr/bin:/bin" : kept;
 }
 
+std::vector<std::string> UnsearchedPathEntries() {
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> dropped;
+  if (!path) return dropped;
+  std::string_view dirs = path;
+  for (;;) {  // every entry, the empty ones before, between and after the colons included
+    const size_t end = std::min(dirs.find(':'), dirs.size());
+    const std::string_view dir = dirs.substr(0, end);
+    if ((dir.empty() || dir[0] != '/') &&
+        std::find(dropped.begin(), dropped.end(), dir) == dropped.end()) {
+      dropped.emplace_back(dir);
+    }
+    if (end == dirs.size()) break;
+    dirs.remove_prefix(end + 1);
+  }
+  return dropped;
+}
+
 const SandboxSupport& ProbeSandbox(const std::string& bwrap_program, const ProbeOptions& options) {
   static std::mutex mutex;
   static std::map<std::string, SandboxSupport> probed;  // never shrinks: references stay valid

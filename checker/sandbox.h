@@ -79,6 +79,12 @@ std::string NoSandboxProblem(const SandboxSupport& support, const std::string& p
 /// nothing absolute is left. Used to find bubblewrap, provider programs and the checker's PATH.
 std::string SearchPath();
 
+/// The entries of the host's $PATH that SearchPath drops, as written, in order, each once: ""
+/// for an empty entry (the current directory), and every relative one. `config check` warns about
+/// each (host/cli/config_check.h), since whoever controls the working directory could swap a
+/// program found through it.
+std::vector<std::string> UnsearchedPathEntries();
+
 /// The mounts of a bubblewrap-confined checker. Paths are absolute and canonical.
 struct BwrapSpec {
   std::string bwrap;      // bubblewrap program (absolute)

@@ -19,6 +19,7 @@
 
 #include "checker/ground_command.h"
 #include "checker/grounding_checker.h"
+#include "checker/sandbox.h"
 #include "checker/subprocess.h"
 #include "config/config.h"
 #include "host/cli/config_check.h"
@@ -427,7 +428,8 @@ int ConfigCheck(const Globals& g, bool json) {
     if (!problem.empty()) errors.push_back(file + ": providers." + p.name + ": " + problem);
   }
   // What loads but fails later (issue 10 item 12, host/cli/config_check.h).
-  ConfigUseFindings use = CheckConfigUse(*config, root, ProgramSearchPath(), RealFileSystem());
+  ConfigUseFindings use =
+      CheckConfigUse(*config, root, ProgramSearchPath(), RealFileSystem(), UnsearchedPathEntries());
   for (std::string& e : use.errors) errors.push_back(file + ": " + std::move(e));
   for (std::string& w : use.warnings) warnings.push_back(std::move(w));
   if (json) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -56,9 +57,22 @@ void CheckDir(const std::string& where, const char* key, const std::optional<std
 }  // namespace
 
 ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& root,
-                                 const std::string& search_path, FileSystem& fs) {
+                                 const std::string& search_path, FileSystem& fs,
+                                 const std::vector<std::string>& unsearched_path) {
   ConfigUseFindings out;
   const std::string workspace = ParentPath(root);
+  const bool runs_programs =
+      std::any_of(config.providers.begin(), config.providers.end(),
+                  [](const ProviderConfig& p) { return !p.builtin && !p.command.empty(); });
+  for (const std::string& entry : runs_programs ? unsearched_path : std::vector<std::string>{}) {
+    out.warnings.push_back(
+        (entry.empty() ? std::string("PATH holds an empty entry, which means the current directory")
+                       : "PATH holds the relative entry " + Quote(entry)) +
+        ": a provider program found through it is whatever the working directory holds, so "
+        "whoever controls that directory (the judged agent, in the workspace) could swap it; the "
+        "gate does not search it (it searches " +
+        search_path + ", and so does every checker); remove it from the gate's PATH");
+  }
   for (const ProviderConfig& p : config.providers) {
     if (p.builtin || p.command.empty()) continue;
     std::string problem = ProgramProblem(p.command.front(), search_path, fs);

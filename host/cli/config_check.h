@@ -29,7 +29,16 @@ struct ConfigUseFindings {
 /// `search_path` and the workspace, the parent of `root`). Programs are checked with
 /// access(2) X_OK on a regular file; dirs with SymlinkOnPath (the gate's own rule); patterns
 /// with checker/grounding.h CheckRequirePatterns (the gate's own compile).
+///
+/// `unsearched_path` are the host's $PATH entries the gate does not search (checker/sandbox.h
+/// UnsearchedPathEntries: relative ones, "" for an empty one): when a provider runs a program,
+/// each is a warning (issue 7 item 8), e.g. `PATH holds the relative entry "node_modules/.bin":
+/// a provider program found through it is whatever the working directory holds, so whoever
+/// controls that directory (the judged agent, in the workspace) could swap it; the gate does
+/// not search it (it searches /usr/bin:/bin, and so does every checker); remove it from the
+/// gate's PATH`.
 ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& root,
-                                 const std::string& search_path, FileSystem& fs);
+                                 const std::string& search_path, FileSystem& fs,
+                                 const std::vector<std::string>& unsearched_path = {});
 
 }  // namespace devflow
