@@ -15,7 +15,8 @@
 //     /dev/null);
 //  3. C: writes its pid on the report pipe, takes its own process group, default signals,
 //     PR_SET_PDEATHSIG(SIGKILL) tied to R, ApplyConfinement, marks every fd above 2
-//     close-on-exec but kPassFd and execs; on a failure it reports the errno and _exits 127;
+//     close-on-exec but kPassFd and kRelayReadFd and execs; on a failure it reports the errno
+//     and _exits 127;
 //  4. R waits on C's pidfd and on the control pipe. kTerminate on the pipe: R sends SIGTERM to
 //     C's group and waits on. C exits, or the pipe gives kKill or EOF (the host asks, or the
 //     host is gone): R SIGKILLs C's group and then every child it has (orphans are re-parented
@@ -25,6 +26,16 @@
 // So when the host sees R exit, nothing the checker started is running; and the host never
 // signals the checker's group itself (a group number it holds may be another's once R has
 // reaped C): every signal to the tree goes through R.
+//
+// Under bubblewrap C is bubblewrap, and the checker runs in its PID namespace, where no signal
+// of R's to C's group reaches it (a SIGTERM to bubblewrap would end the sandbox at once). So
+// the command bubblewrap runs is this same program, a second reaper R' whose control pipe is
+// the relay: [R' kRelayReadFd -1 0 0 0 0 -1 -1 -1 -1 -1 -- checker…]. R' is the checker's
+// parent and subreaper inside the namespace and does steps 1-4 there (no confinement of its
+// own: bubblewrap applied it). R writes kTerminate to the relay instead of signalling C's
+// group, so the deadline's SIGTERM reaches the checker's group, once, from its own parent, at
+// both levels alike; R's exit (it alone holds the relay's write end) gives R' EOF, and R' kills
+// its tree. No process table is read for any of it.
 #pragma once
 
 #include <cstdint>
@@ -44,10 +55,13 @@ enum Arg : int {
   kCpuHard,
   kFileBytes,
   kOpenFiles,
-  kRulesetFd,  // Landlock ruleset, or -1
-  kFilterFd,   // memfd with the seccomp program, or -1
-  kPassFd,     // an fd the checker keeps across its exec (bubblewrap's --seccomp FD), or -1
-  kSeparator,  // "--"
+  kRulesetFd,    // Landlock ruleset, or -1
+  kFilterFd,     // memfd with the seccomp program, or -1
+  kPassFd,       // an fd the checker keeps across its exec (bubblewrap's --seccomp FD), or -1
+  kRelayReadFd,  // a second such fd: the relay's read end, which bubblewrap hands on to the
+                 // reaper inside the sandbox as its control pipe (below), or -1
+  kRelayFd,      // the relay's write end, kept by R alone, or -1
+  kSeparator,    // "--"
   kExecutable,
 };
 

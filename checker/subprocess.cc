@@ -7,7 +7,6 @@
 
 #include <limits.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -214,69 +213,6 @@ class ScratchDir {
   std::string path_;
 };
 
-// ---- Process-group housekeeping ----
-
-// State letter of /proc/<pid>/stat, its parent and its pgrp; false when the process is gone.
-bool ReadProcStat(pid_t pid, char* state, pid_t* ppid, pid_t* pgrp) {
-  std::string path = "/proc/" + std::to_string(pid) + "/stat";
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[512];
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return false;
-  buf[n] = '\0';
-  const char* close_paren = ::strrchr(buf, ')');  // comm may contain spaces and parens
-  if (!close_paren) return false;
-  int parent = 0, group = 0;
-  if (std::sscanf(close_paren + 1, " %c %d %d", state, &parent, &group) != 3) return false;
-  *ppid = parent;
-  *pgrp = group;
-  return true;
-}
-
-// Live children of `parent` (under bubblewrap: the PID namespace's init, whose group holds
-// the checker).
-std::vector<pid_t> ChildrenOf(pid_t parent) {
-  std::vector<pid_t> children;
-  DIR* dir = ::opendir("/proc");
-  if (!dir) return children;
-  while (dirent* entry = ::readdir(dir)) {
-    char* end = nullptr;
-    long pid = std::strtol(entry->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    char state = 0;
-    pid_t ppid = 0, pgrp = 0;
-    if (ReadProcStat(static_cast<pid_t>(pid), &state, &ppid, &pgrp) && ppid == parent &&
-        state != 'Z' && state != 'X') {
-      children.push_back(static_cast<pid_t>(pid));
-    }
-  }
-  ::closedir(dir);
-  return children;
-}
-
-// coreutils `timeout`, which bounds a sandboxed checker by its deadline even when the host is
-// killed (bubblewrap clears the parent-death signal while it starts); "" when absent.
-const std::string& DeadlineGuardProgram() {
-  static const std::string program = [] {
-    std::vector<bp2::environment::key_value_pair> system_path = {
-        {"PATH", "/usr/local/bin:/usr/bin:/bin"}};
-    std::string found = bp2::environment::find_executable("timeout", system_path).string();
-    char buf[PATH_MAX];
-    return found.empty() || !::realpath(found.c_str(), buf) ? found : std::string(buf);
-  }();
-  return program;
-}
-
-bool IsDeadlineGuard(pid_t pid) {
-  if (DeadlineGuardProgram().empty()) return false;
-  char buf[PATH_MAX];
-  const std::string link = "/proc/" + std::to_string(pid) + "/exe";
-  ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
-  return n > 0 && std::string(buf, static_cast<size_t>(n)) == DeadlineGuardProgram();
-}
-
 // The host's side of a check's reaper: closing the control pipe makes the reaper kill the
 // checker's whole tree; End() then reaps the reaper (it exits as soon as the tree is gone).
 // Runs on every path out of Dispatch, exceptions included.
@@ -442,8 +378,8 @@ struct Run {
   asio::posix::stream_descriptor interrupt_watch;  // a dup of InterruptFd()
   TreeEnd* tree = nullptr;
   int interrupted = 0;  // the signal that interrupted the check, 0 when none
-  pid_t pgid = 0;
-  bool bwrap = false;  // pgid is bubblewrap's; the checker runs in its child's group
+  pid_t pgid = 0;       // the group of the reaper's child (under bubblewrap: bubblewrap's)
+  bool bwrap = false;   // the checker runs inside bubblewrap, below a reaper of its own
 
   bool stdin_done = false, stdout_done = false, stderr_done = false, exited = false;
   bool timed_out = false, reply_over = false;
@@ -538,28 +474,9 @@ struct Run {
     });
   }
 
-  // SIGTERM to the checker's group. Under bubblewrap, TERM to bubblewrap would make it die at
-  // once and take the sandbox with it, so the checker would never see a TERM: send it to the
-  // group of bubblewrap's child (the namespace's init, which ignores it, and the checker).
-  void Terminate() {
-    if (bwrap) {
-      // Every process below the namespace's init gets TERM once, except the deadline guard,
-      // which would forward it to the checker a second time.
-      std::vector<pid_t> frontier = ChildrenOf(pgid);
-      if (!frontier.empty()) {
-        while (!frontier.empty()) {
-          const pid_t parent = frontier.back();
-          frontier.pop_back();
-          for (pid_t child : ChildrenOf(parent)) {
-            if (!IsDeadlineGuard(child)) ::kill(child, SIGTERM);
-            frontier.push_back(child);
-          }
-        }
-        return;
-      }
-    }
-    tree->Terminate();
-  }
+  // SIGTERM to the checker's group, by its reaper, at every level (under bubblewrap the reaper
+  // inside the sandbox sends it, handed on through the relay: checker/reaper.h).
+  void Terminate() { tree->Terminate(); }
 
   // The reaper's pidfd becomes readable when it has exited, i.e. when nothing of the tree runs.
   void AwaitExit() {
@@ -820,16 +737,22 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
         return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
       };
       std::string absolute = executable[0] == '/' ? executable : real(executable);
-      std::vector<std::string> command;
-      // bubblewrap clears the parent-death signal when it changes credentials, so a host killed
-      // early would leave the sandbox running. coreutils `timeout` inside it bounds the checker
-      // by the deadline (plus the grace) even then; normally the host kills it first.
-      const std::string& timeout_program = DeadlineGuardProgram();
-      if (!timeout_program.empty()) {
-        const int64_t bound_s = (request.timeout_ms + options_.term_grace_ms) / 1000 + 2;
-        command = {timeout_program, "--foreground", "-s", "KILL", std::to_string(bound_s)};
-      }
-      command.push_back(absolute);
+      // Inside the sandbox the checker's parent is a reaper of its own (checker/reaper.h): the
+      // relay's read end is its control pipe (its number filled in once the fd is raised).
+      std::vector<std::string> command = {ReaperProgram(options_.reaper),
+                                          "",
+                                          "-1",
+                                          "0",
+                                          "0",
+                                          "0",
+                                          "0",
+                                          "-1",
+                                          "-1",
+                                          "-1",
+                                          "-1",
+                                          "-1",
+                                          "--",
+                                          absolute};
       command.insert(command.end(), args.begin(), args.end());
       bwrap_spec =
           BwrapSpec{support.bwrap, request.workspace.empty() ? "" : real(request.workspace),
@@ -847,8 +770,9 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
 
     Run run(options_, request, CheckWaiter::Current());
     run.bwrap = kind == SandboxKind::kBwrap;
-    HostPipe in, out, err, control, report;
-    if (!in.Open() || !out.Open() || !err.Open() || !control.Open() || !report.Open()) {
+    HostPipe in, out, err, control, report, relay;
+    if (!in.Open() || !out.Open() || !err.Open() || !control.Open() || !report.Open() ||
+        (bwrap_spec && !relay.Open())) {
       return StartFault(program, ErrorText(errno));
     }
     // The reaper's argv (checker/reaper.h), its fds by number.
@@ -858,17 +782,20 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
               fd_report = raised.Above2(report.fds[1]),
               fd_ruleset = raised.Above2(confinement.ruleset_fd()),
               fd_filter = raised.Above2(confinement.filter_fd()),
-              fd_pass = raised.Above2(confinement.pass_fd());
+              fd_pass = raised.Above2(confinement.pass_fd()),
+              fd_relay_read = raised.Above2(relay.fds[0]), fd_relay = raised.Above2(relay.fds[1]);
     for (int fd : {fd_in, fd_out, fd_err, fd_control, fd_report}) {
       if (fd < 0) return StartFault(program, ErrorText(errno));
     }
     if ((confinement.ruleset_fd() >= 0 && fd_ruleset < 0) ||
         (confinement.filter_fd() >= 0 && fd_filter < 0) ||
-        (confinement.pass_fd() >= 0 && fd_pass < 0)) {
+        (confinement.pass_fd() >= 0 && fd_pass < 0) ||
+        (relay.fds[0] >= 0 && (fd_relay_read < 0 || fd_relay < 0))) {
       return StartFault(program, ErrorText(errno));
     }
     if (bwrap_spec) {
       bwrap_spec->seccomp_fd = fd_pass;
+      bwrap_command[reaper::kControlFd] = std::to_string(fd_relay_read);
       std::vector<std::string> wrapped = BwrapArgv(*bwrap_spec, bwrap_command);
       launched = wrapped[0];
       args.assign(wrapped.begin() + 1, wrapped.end());
@@ -885,6 +812,8 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
                                             std::to_string(fd_ruleset),
                                             std::to_string(fd_filter),
                                             std::to_string(fd_pass),
+                                            std::to_string(fd_relay_read),
+                                            std::to_string(fd_relay),
                                             "--",
                                             launched};
     reaper_argv.insert(reaper_argv.end(), args.begin(), args.end());
@@ -898,7 +827,8 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     posix_spawn_file_actions_adddup2(&plan.actions, fd_out, 1);
     posix_spawn_file_actions_adddup2(&plan.actions, fd_err, 2);
     // dup2 of an fd onto itself clears its close-on-exec flag in the child only.
-    for (int fd : {fd_control, fd_report, fd_ruleset, fd_filter, fd_pass}) {
+    for (int fd :
+         {fd_control, fd_report, fd_ruleset, fd_filter, fd_pass, fd_relay_read, fd_relay}) {
       if (fd >= 0) posix_spawn_file_actions_adddup2(&plan.actions, fd, fd);
     }
     if (!request.workspace.empty()) {
@@ -922,6 +852,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     run.tree = &tree;
     control.Close(0);
     report.Close(1);
+    relay.CloseBoth();  // the reaper alone holds its write end: its exit is the inner EOF
     raised.Close();
     if (spawn_error != 0) {
       return StartFault(program,

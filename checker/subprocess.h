@@ -116,8 +116,9 @@ class CheckWaiter {
 ///
 /// Confinement (checker/sandbox.h): the level from ProbeSandbox(options.bwrap) is applied to
 /// every check and named in CheckReply::sandbox. Under "bwrap" the command runs in bubblewrap
-/// (own PID namespace: everything the checker started dies with it, setsid or not); the
-/// deadline's SIGTERM goes to the sandboxed group (bubblewrap's child), the SIGKILL to
+/// (own PID namespace: everything the checker started dies with it, setsid or not), below a
+/// second reaper inside the sandbox: the deadline's SIGTERM goes to the checker's group from
+/// that reaper (relayed by the outer one; no process table is read), the SIGKILL to
 /// bubblewrap, and an exit code 128+N from bubblewrap is reported as signal N (bubblewrap
 /// turns a signal death into that code). Under "landlock-abi<N>+seccomp" the confinement is
 /// applied in the checker before exec, by its reaper. Resource limits apply at every level,

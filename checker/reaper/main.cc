@@ -134,7 +134,9 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
   ::_exit(WEXITSTATUS(status));
 }
 
-[[noreturn]] void Watch(pid_t self, pid_t checker, int control) {
+// `relay` >= 0: the control pipe of the reaper inside bubblewrap (checker/reaper.h), which
+// signals the checker's group there; kTerminate is handed on to it.
+[[noreturn]] void Watch(pid_t self, pid_t checker, int control, int relay) {
   int status = SIGKILL;  // "killed by SIGKILL" unless C says otherwise
   bool reaped = false;
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, checker, 0));
@@ -147,7 +149,13 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
       ssize_t got = ::read(control, &request, 1);
       if (got < 0 && errno == EINTR) continue;
       if (got == 1 && request == kTerminate) {
-        ::kill(-checker, SIGTERM);  // C is not reaped yet: its group's number is still its own
+        if (relay >= 0) {
+          // EPIPE when that reaper is gone already (SIGPIPE is ignored): nothing to signal.
+          while (::write(relay, &kTerminate, 1) < 0 && errno == EINTR) {
+          }
+        } else {
+          ::kill(-checker, SIGTERM);  // C is not reaped yet: its group's number is still its own
+        }
         continue;
       }
       break;  // kKill, EOF (the host is gone) or an error: the tree goes now
@@ -166,8 +174,8 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
 }
 
 // C, between fork and exec. Never returns.
-[[noreturn]] void StartChecker(pid_t reaper, int report, int pass, const ConfinementPlan& plan,
-                               char* const* argv) {
+[[noreturn]] void StartChecker(pid_t reaper, int report, int pass, int pass2,
+                               const ConfinementPlan& plan, char* const* argv) {
   // pgid == pid, so kill(-pgid, sig) reaches the checker and everything it forks; taken before
   // the host learns the pid, so a kill of the group never misses it.
   int err = ::setpgid(0, 0) != 0 ? errno : 0;
@@ -187,6 +195,7 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
   // with the exec.
   if (err == 0 && ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) err = errno;
   if (err == 0 && pass >= 0 && ::fcntl(pass, F_SETFD, 0) != 0) err = errno;
+  if (err == 0 && pass2 >= 0 && ::fcntl(pass2, F_SETFD, 0) != 0) err = errno;
   if (err == 0) {
     ::execve(argv[0], argv, environ);
     err = errno;
@@ -209,6 +218,7 @@ struct CheckerStart {
   pid_t reaper;
   int report;
   int pass;
+  int pass2;
   const ConfinementPlan* plan;
   char* const* argv;
 };
@@ -216,7 +226,7 @@ alignas(64) char checker_stack[64 * 1024];
 
 int CheckerMain(void* arg) {
   const CheckerStart* start = static_cast<const CheckerStart*>(arg);
-  StartChecker(start->reaper, start->report, start->pass, *start->plan, start->argv);
+  StartChecker(start->reaper, start->report, start->pass, start->pass2, *start->plan, start->argv);
 }
 
 [[noreturn]] void Main(int argc, char** argv) {
@@ -225,23 +235,25 @@ int CheckerMain(void* arg) {
   // checker's own exec makes it dumpable for itself, as before.
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) ::_exit(kStartFailed);
   long control = -1, report = -1, cpu_soft = 0, cpu_hard = 0, file_bytes = 0, open_files = 0,
-       ruleset = -1, filter = -1, pass = -1;
+       ruleset = -1, filter = -1, pass = -1, relay_read = -1, relay = -1;
   if (argc <= kExecutable || ::strcmp(argv[kSeparator], "--") != 0 ||
       !ParseInt(argv[kControlFd], &control) || !ParseInt(argv[kReportFd], &report) ||
       !ParseInt(argv[kCpuSoft], &cpu_soft) || !ParseInt(argv[kCpuHard], &cpu_hard) ||
       !ParseInt(argv[kFileBytes], &file_bytes) || !ParseInt(argv[kOpenFiles], &open_files) ||
       !ParseInt(argv[kRulesetFd], &ruleset) || !ParseInt(argv[kFilterFd], &filter) ||
-      !ParseInt(argv[kPassFd], &pass) || control < 0 || report < 0) {
+      !ParseInt(argv[kPassFd], &pass) || !ParseInt(argv[kRelayReadFd], &relay_read) ||
+      !ParseInt(argv[kRelayFd], &relay) || control < 0 || report < -1) {
     static const char usage[] =
         "devflow-gate-reaper: internal helper of devflow-gate (checker/reaper.h); not for use by "
         "hand\n";
     (void)!::write(2, usage, sizeof usage - 1);
     ::_exit(2);
   }
-  const int report_fd = static_cast<int>(report);
+  const int report_fd = static_cast<int>(report);  // -1 inside bubblewrap: nobody listens
   const int control_fd = static_cast<int>(control);
+  const int relay_fd = static_cast<int>(relay);
   // Every fd the host handed over by number is close-on-exec from here on.
-  for (long fd : {control, report, ruleset, filter, pass}) {
+  for (long fd : {control, report, ruleset, filter, pass, relay_read, relay}) {
     if (fd >= 0) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
   }
 
@@ -265,7 +277,8 @@ int CheckerMain(void* arg) {
   }
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Fail(report_fd, errno);
   const pid_t self = ::getpid();
-  CheckerStart start{self, report_fd, static_cast<int>(pass), &plan, argv + kExecutable};
+  CheckerStart start{self,  report_fd,         static_cast<int>(pass), static_cast<int>(relay_read),
+                     &plan, argv + kExecutable};
   // Without CLONE_THREAD/CLONE_SIGHAND the checker has its own signal handlers, rlimits,
   // credentials (Landlock, capabilities, no_new_privs) and seccomp filter; only memory is shared
   // until its exec.
@@ -273,15 +286,26 @@ int CheckerMain(void* arg) {
                                 CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
   if (checker < 0) Fail(report_fd, errno);
 
-  // R keeps no fd but the control pipe: EOF on the check's pipes then means the tree closed
-  // them, and the report pipe's EOF means the checker exec'd (or failed and said so).
+  // R keeps no fd but the control pipe (and the relay's write end): EOF on the check's pipes
+  // then means the tree closed them, and the report pipe's EOF means the checker exec'd (or
+  // failed and said so).
   int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   for (int fd = 0; fd <= 2; ++fd) {
     if (null_fd >= 0) ::dup2(null_fd, fd);
   }
-  if (control_fd > 3) ::close_range(3, static_cast<unsigned>(control_fd - 1), 0);
-  ::close_range(static_cast<unsigned>(control_fd + 1), ~0U, 0);
-  Watch(self, checker, control_fd);
+  int kept[2] = {control_fd, relay_fd >= 0 ? relay_fd : control_fd};
+  if (kept[1] < kept[0]) {
+    const int low = kept[1];
+    kept[1] = kept[0];
+    kept[0] = low;
+  }
+  unsigned from = 3;
+  for (int fd : kept) {
+    if (static_cast<unsigned>(fd) > from) ::close_range(from, static_cast<unsigned>(fd - 1), 0);
+    if (static_cast<unsigned>(fd) + 1 > from) from = static_cast<unsigned>(fd) + 1;
+  }
+  ::close_range(from, ~0U, 0);
+  Watch(self, checker, control_fd, relay_fd);
 }
 
 }  // namespace

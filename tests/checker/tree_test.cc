@@ -66,6 +66,37 @@ TEST_CASE("a setsid, double-forked sleeper is dead when Dispatch returns, at eve
   }
 }
 
+// The deadline's SIGTERM is sent by the checker's own reaper to the checker's group at every
+// level; under bubblewrap by the reaper inside the sandbox (checker/reaper.h), relayed. It used
+// to be sent host-side to every process a scan of /proc found below bubblewrap's init, so a
+// setsid escaper got it under bubblewrap and not under Landlock.
+TEST_CASE(
+    "the deadline's SIGTERM reaches the checker's group and nothing that left it, at "
+    "every level") {
+  test::TempDir ws;
+  ProviderConfig p;
+  p.name = "term";
+  p.command = {test::SourceDir() + "/tests/fixtures/checkers/term_group_only.py"};
+  SubprocessOptions options;
+  options.bwrap = test::TestBwrap();
+  options.term_grace_ms = 500;
+  SubprocessChecker checker({p}, "", options);
+  CheckRequest r;
+  r.provider = "term";
+  r.prompt = "x";
+  r.timeout_ms = 2000;
+  r.card_id = test::UniqueCard();
+  r.edge = "designing->ready";
+  r.root = ws.path() + "/.devflow";
+  r.workspace = ws.path();
+  auto reply = checker.Dispatch(r);
+  INFO("level " << checker.SandboxLevel(p));
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (2000ms)");
+  CHECK(checker.last_stderr() == "checker-term\n");
+  CHECK(test::SurvivorsOfCard(r.card_id).empty());
+}
+
 TEST_CASE("sandbox: off reaps the checker's tree too") {
   TreeRun run = RunEscaper(/*sandbox_off=*/true);
   REQUIRE_MESSAGE(run.reply.ok(), run.reply.status().message());
