@@ -40,9 +40,11 @@ inline std::string ReadProcFile(const std::string& path) {
   return text;
 }
 
-/// Pids of live (not zombie) processes whose environment holds DEVFLOW_GATE_CARD=<card>.
-inline std::vector<pid_t> ProcessesOfCard(const std::string& card) {
+/// Pids of live (not zombie) processes whose environment holds DEVFLOW_GATE_CARD=<card> and,
+/// when `root` is given, DEVFLOW_GATE_ROOT=<root> too.
+inline std::vector<pid_t> ProcessesOfCard(const std::string& card, const std::string& root = "") {
   const std::string entry = "DEVFLOW_GATE_CARD=" + card;
+  const std::string root_entry = "DEVFLOW_GATE_ROOT=" + root;
   std::vector<pid_t> found;
   DIR* dir = ::opendir("/proc");
   if (!dir) return found;
@@ -56,16 +58,16 @@ inline std::vector<pid_t> ProcessesOfCard(const std::string& card) {
     if (paren == std::string::npos || paren + 2 >= text.size()) continue;
     if (text[paren + 2] == 'Z' || text[paren + 2] == 'X') continue;
     std::string env = ReadProcFile(base + "/environ");
+    bool card_seen = false, root_seen = root.empty();
     size_t at = 0;
     while (at < env.size()) {
       size_t stop = env.find('\0', at);
       if (stop == std::string::npos) stop = env.size();
-      if (env.compare(at, stop - at, entry) == 0) {
-        found.push_back(static_cast<pid_t>(pid));
-        break;
-      }
+      card_seen = card_seen || env.compare(at, stop - at, entry) == 0;
+      root_seen = root_seen || env.compare(at, stop - at, root_entry) == 0;
       at = stop + 1;
     }
+    if (card_seen && root_seen) found.push_back(static_cast<pid_t>(pid));
   }
   ::closedir(dir);
   return found;
@@ -82,9 +84,14 @@ inline std::vector<pid_t> SurvivorsOfCard(const std::string& card, int ms = 1000
   return left;
 }
 
-/// SIGKILLs what ProcessesOfCard finds (clean-up of what escaped by design).
-inline void KillProcessesOfCard(const std::string& card) {
-  for (pid_t pid : ProcessesOfCard(card)) ::kill(pid, SIGKILL);
+/// SIGKILLs what ProcessesOfCard(card, root) finds (clean-up of what escaped by design). The
+/// root is required: card ids repeat across workspaces (every e2e workspace's card is
+/// 0001-export-the-audit-log) and across test runs on one machine, and a clean-up by card id
+/// alone killed another run's checker and its reaper mid-check — the stress test's "the checker
+/// ended with signal SIGKILL" for a move nobody killed (issue 7 item 13, docs/security.md).
+inline void KillProcessesOfCard(const std::string& card, const std::string& root) {
+  if (root.empty()) return;
+  for (pid_t pid : ProcessesOfCard(card, root)) ::kill(pid, SIGKILL);
 }
 
 }  // namespace devflow::test

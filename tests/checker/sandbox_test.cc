@@ -334,7 +334,7 @@ TEST_CASE("a setsid grandchild holding stdout cannot hold a hanging check past i
   auto reply = checker.Dispatch(request);
   double took = SecondsSince(t0);
   std::vector<pid_t> left = test::SurvivorsOfCard(request.card_id);
-  test::KillProcessesOfCard(request.card_id);
+  test::KillProcessesOfCard(request.card_id, request.root);
   REQUIRE_FALSE(reply.ok());
   CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (500ms)");
   CHECK(took >= 0.5);

@@ -376,7 +376,7 @@ TEST_CASE(
   auto reply = checker.Dispatch(request);
   double took = SecondsSince(t0);
   std::vector<pid_t> left = test::SurvivorsOfCard(request.card_id);
-  test::KillProcessesOfCard(request.card_id);
+  test::KillProcessesOfCard(request.card_id, request.root);
   REQUIRE_MESSAGE(reply.ok(), reply.status().message());
   CHECK(reply->text == "reply before the escape\n");
   CHECK(took < 2.0);

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "checker/checker_support.h"
 #include "checker/subprocess.h"
@@ -48,7 +50,7 @@ TreeRun RunEscaper(bool sandbox_off = false) {
   int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   run.writer_errno = fd < 0 ? errno : 0;
   if (fd >= 0) ::close(fd);
-  test::KillProcessesOfCard(r.card_id);  // whatever escaped (only ever the control case)
+  test::KillProcessesOfCard(r.card_id, r.root);  // whatever escaped (only ever the control case)
   return run;
 }
 
@@ -95,6 +97,48 @@ TEST_CASE(
   CHECK(reply.status().message() == "the checker exceeded checkTimeoutMs (2000ms)");
   CHECK(checker.last_stderr() == "checker-term\n");
   CHECK(test::SurvivorsOfCard(r.card_id).empty());
+}
+
+// Issue 7 item 13's second spurious fault ("the checker ended with signal SIGKILL" in a stress
+// move nobody killed): a test's clean-up SIGKILLed every process whose environment named its
+// card, and card ids repeat (every e2e workspace's card is 0001-export-the-audit-log; test runs
+// share the machine), so it hit another run's checker and its reaper, whose environment is the
+// checker's. The clean-up matches the check's root too.
+TEST_CASE("a clean-up of another root's check of the same card id leaves a running check alone") {
+  test::TempDir ws, other;
+  const std::string fifo = ws / "go.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0666) == 0);
+  ProviderConfig p;
+  p.name = "waiter";
+  p.command = {test::SourceDir() + "/tests/fixtures/checkers/wait_fifo.sh", fifo};
+  SubprocessOptions options;
+  options.bwrap = test::TestBwrap();
+  SubprocessChecker checker({p}, "", options);
+  CheckRequest r;
+  r.provider = "waiter";
+  r.prompt = "x";
+  r.timeout_ms = 20000;
+  r.card_id = "0001-export-the-audit-log";
+  r.edge = "designing->ready";
+  r.root = ws.path() + "/.devflow";
+  r.workspace = ws.path();
+  std::optional<Result<CheckReply>> reply;
+  std::thread check([&] {
+    reply = checker.Dispatch(r);
+    // A check that never reached the FIFO must not leave the writer's open below waiting.
+    const int unblock = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (unblock >= 0) ::close(unblock);
+  });
+  const int writer = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // the checker reads: it runs
+  REQUIRE(writer >= 0);
+  CHECK_FALSE(test::ProcessesOfCard(r.card_id, r.root).empty());
+  test::KillProcessesOfCard(r.card_id, other.path() + "/.devflow");  // another root's clean-up
+  CHECK(::write(writer, "go\n", 3) == 3);
+  ::close(writer);
+  check.join();
+  REQUIRE(reply.has_value());
+  REQUIRE_MESSAGE(reply->ok(), reply->status().message());
+  CHECK(reply->value().text.find("\"verdict\":\"allow\"") != std::string::npos);
 }
 
 TEST_CASE("sandbox: off reaps the checker's tree too") {

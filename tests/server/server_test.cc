@@ -541,7 +541,8 @@ TEST_CASE(
   json last = json::parse(rows.back());
   CHECK(last["code"] == "interrupted");
   CHECK(last["card"] == ws.card());
-  test::KillProcessesOfCard(ws.card());  // whatever escaped (only when the check above fails)
+  test::KillProcessesOfCard(ws.card(),
+                            ws.root());  // whatever escaped (only when the check above fails)
 }
 
 TEST_CASE("serve: SIGTERM drains and exits 0, removing its socket") {
