@@ -265,6 +265,28 @@ TEST_CASE("a checker cannot ptrace, not even its own child, at either level") {
   CHECK(off.report["ptrace"] == "ok");
 }
 
+// Issue 7 item 6, what is left of another process's open files (docs/security.md "No host
+// secret at any level"): the numbers of the host's fds are listable at the Landlock level when
+// host and checker are both uid 0 (the directory is the owner's, mode 0500, and a
+// non-dumpable process's /proc files belong to root), never what they point at (readlink and
+// fdinfo pass the ptrace check, which no capability-less checker passes against a non-dumpable
+// host). Under bubblewrap the host is not in the checker's /proc at all.
+TEST_CASE("a checker sees at most the numbers of the host's fds, never their targets") {
+  TempDir ws;
+  ProviderConfig p = Command("fds", {Fixture("fd_probe.py"), std::to_string(::getpid())});
+  SubprocessChecker checker({p}, "", Options());
+  auto reply = checker.Dispatch(Request("fds", ws.path()));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message(), " stderr: ", checker.last_stderr());
+  INFO("level " << reply->sandbox);
+  if (reply->sandbox == "bwrap") {
+    CHECK(reply->text == "list=ENOENT link=- fdinfo=ENOENT\n");
+  } else if (::geteuid() == 0) {
+    CHECK(reply->text == "list=ok link=EACCES fdinfo=EACCES\n");
+  } else {
+    CHECK(reply->text == "list=EACCES link=- fdinfo=EACCES\n");
+  }
+}
+
 TEST_CASE("sandbox: off runs the checker unconfined and says so") {
   TempDir ws;
   ProviderConfig p = Command("probe", {Fixture("confine_probe.py")});
