@@ -185,7 +185,10 @@ TEST_CASE("a held commit.lock makes the move exit 4 write-contended in about 2 s
   CHECK(r.out == "card 0001-export-the-audit-log stayed locked by another commit (" + lock +
                      "); nothing was written, so retry the move; if no devflow process is "
                      "running, the lock is stale: remove " +
-                     lock + "\n");
+                     lock + "; nothing was committed, and the decision ledger " + ws.root() +
+                     "/ledger/decisions.jsonl holds this attempt's commit-intent row for card "
+                     "0001-export-the-audit-log designing->ready at revision 5, followed by this "
+                     "outcome row (code write-contended)\n");
   CHECK(seconds > 1.5);
   CHECK(seconds < 3.5);
   CHECK(test::Slurp(lock) == "99999\n");  // never broken by age

@@ -48,8 +48,11 @@ TEST_CASE(
   CHECK(outcome.code == "vetoed");
   CHECK(outcome.message ==
         Rejected(id,
-                 "agent check for blocked->designing could not run: spawn backend down; the card "
-                 "is parked blocked until the deployment recovers",
+                 "agent check for blocked->designing could not run: spawn backend down; nothing "
+                 "was committed and the card was NOT parked: card " +
+                     id +
+                     " cannot move from \"blocked\" to \"blocked\"; a blocked card returns "
+                     "only to \"designing\"",
                  "designing"));
   CHECK(outcome.failed_closed);
   CHECK(!outcome.parked);

@@ -8,6 +8,14 @@
 namespace devflow::gatetest {
 namespace {
 
+// The fail-closed veto reason on designing->ready when the park did not commit (`why`: the
+// park's own message): the executor replaces upstream's park claim with what happened
+// (docs/decisions.md "Failed closed, but the park did not commit").
+std::string CouldNotRunNotParked(const std::string& fault, const std::string& why) {
+  return "agent check for designing->ready could not run: " + fault +
+         "; nothing was committed and the card was NOT parked: " + why;
+}
+
 ProviderConfig ShellProvider(const std::string& script) {
   ProviderConfig p;
   p.name = "checker";
@@ -191,7 +199,12 @@ TEST_CASE(
   const std::string before = rig.Journal("0109-park-vetoed");
   MoveOutcome outcome = rig.Move("0109-park-vetoed");
   CHECK(outcome.code == "vetoed");
-  CHECK(outcome.message == Rejected("0109-park-vetoed", CouldNotRun("spawn backend down")));
+  // Upstream keeps its park claim here; the message says the park did not happen instead.
+  CHECK(outcome.message ==
+        Rejected("0109-park-vetoed",
+                 CouldNotRunNotParked("spawn backend down",
+                                      "devflow: transition of card 0109-park-vetoed to "
+                                      "\"blocked\" was rejected: parking is frozen")));
   CHECK(outcome.failed_closed);
   CHECK(!outcome.parked);
   CHECK(rig.warnings.lines ==

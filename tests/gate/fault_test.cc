@@ -9,6 +9,14 @@
 namespace devflow::gatetest {
 namespace {
 
+// The fail-closed veto reason on designing->ready when the park did not commit (`why`: the
+// park's own message): the executor replaces upstream's park claim with what happened
+// (docs/decisions.md "Failed closed, but the park did not commit").
+std::string CouldNotRunNotParked(const std::string& fault, const std::string& why) {
+  return "agent check for designing->ready could not run: " + fault +
+         "; nothing was committed and the card was NOT parked: " + why;
+}
+
 const char kPromptSha[] = "5f9100d7025dfe5cb18ac1bc80be584dc66346d4c1fb224f83795cf33b71f61a";
 
 // The cache file of designing->ready for a card whose collected inputs are `sorted_inputs`.
@@ -105,7 +113,10 @@ TEST_CASE("fault.spec 5: warns when the parking move itself rejects on an unread
   rig.scripted.Fault("spawn backend down", [&] { rig.fs.Fail("read", journal, EACCES); });
   MoveOutcome outcome = rig.Move(id);
   CHECK(outcome.code == "vetoed");
-  CHECK(outcome.message == Rejected(id, CouldNotRun("spawn backend down")));
+  // Upstream keeps its park claim here; the message says the park did not happen instead.
+  CHECK(outcome.message ==
+        Rejected(id, CouldNotRunNotParked("spawn backend down",
+                                          "read " + journal + ": Permission denied (EACCES)")));
   CHECK(outcome.failed_closed);
   CHECK(!outcome.parked);
   CHECK(rig.warnings.lines ==
