@@ -17,24 +17,18 @@ The difference conn-tcp - conn-unix is the TCP screen's cost over the unix one p
 handshake's over a unix connect; the process count is printed (the /proc scan grows with it).
 Environment: BENCH_N (300 per round), BENCH_ROUNDS (5), BENCH_SECONDS (5).
 """
-import json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
+import json, os, shutil, socket, statistics, subprocess, sys, threading, time
 
-here = os.path.dirname(os.path.abspath(__file__))
-top = os.path.dirname(here)
-gate = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else next(
-    (p for p in (f"{top}/build-bench/devflow-gate", f"{top}/build/devflow-gate") if os.access(p, os.X_OK)), None)
-if not gate:
-    sys.exit("bench: no devflow-gate binary; build one or pass its path")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_setup import gate_binary, runner, workspace  # noqa: E402
+
+gate = gate_binary()
 N = int(os.environ.get("BENCH_N", "300"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
-ws = tempfile.mkdtemp(prefix="dg-bench-peer-")
-checker = os.path.join(ws, "allow_checker")
-subprocess.run(["cc", "-O2", "-o", checker, os.path.join(here, "allow_checker.c")], check=True)
+ws, checker = workspace("dg-bench-peer-")
 
-
-def run(*args):
-    return subprocess.run([gate, *args], cwd=ws, check=True, capture_output=True, text=True).stdout.strip()
+run = runner(gate, ws)
 
 
 with open(os.path.join(ws, "devflow-gate.yaml"), "w") as f:

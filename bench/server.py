@@ -17,25 +17,19 @@ Measures, against one `devflow-gate serve` on loopback TCP:
               after each slice (flat = the last sample equals the one after the first slice)
 Environment: BENCH_N (200), BENCH_SECONDS (10), BENCH_SLOW (1000), BENCH_FLAT (100000).
 """
-import asyncio, http.client, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import asyncio, http.client, json, os, re, shutil, statistics, subprocess, sys, time
 
-here = os.path.dirname(os.path.abspath(__file__))
-top = os.path.dirname(here)
-gate = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else next(
-    (p for p in (f"{top}/build-bench/devflow-gate", f"{top}/build/devflow-gate") if os.access(p, os.X_OK)), None)
-if not gate:
-    sys.exit("bench: no devflow-gate binary; build one or pass its path")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_setup import gate_binary, runner, workspace  # noqa: E402
+
+gate = gate_binary()
 N = int(os.environ.get("BENCH_N", "200"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
 SLOW = int(os.environ.get("BENCH_SLOW", "1000"))
 FLAT = int(os.environ.get("BENCH_FLAT", "100000"))
-ws = tempfile.mkdtemp(prefix="dg-bench-server-")
-checker = os.path.join(ws, "allow_checker")
-subprocess.run(["cc", "-O2", "-o", checker, os.path.join(here, "allow_checker.c")], check=True)
+ws, checker = workspace("dg-bench-server-")
 
-
-def run(*args):
-    return subprocess.run([gate, *args], cwd=ws, check=True, capture_output=True, text=True).stdout.strip()
+run = runner(gate, ws)
 
 
 def config(cache, args=""):

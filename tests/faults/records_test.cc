@@ -290,6 +290,14 @@ TEST_CASE(
     text.pop_back();  // the line's newline
     return text;
   };
+  // The move --json object and the server's answer: refused, nothing parked, nothing moved.
+  auto check_refusal = [&](const json& j, const Workspace& ws) {
+    CHECK(j["ok"] == false);
+    CHECK(j["code"] == "ledger-unwritable");
+    CHECK(j["parked"] == false);
+    CHECK(j["message"] == expected(ws));
+    RequireUnmoved(ws);
+  };
   SUBCASE("move: text") {
     Workspace ws("");
     prepare(ws);
@@ -309,12 +317,7 @@ TEST_CASE(
     auto r = ws.Gate({"move", kCard, "ready", "--json"});
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     CHECK(r.exit_code == 4);
-    auto j = json::parse(r.out);
-    CHECK(j["ok"] == false);
-    CHECK(j["code"] == "ledger-unwritable");
-    CHECK(j["parked"] == false);
-    CHECK(j["message"] == expected(ws));
-    RequireUnmoved(ws);
+    check_refusal(json::parse(r.out), ws);
   }
   SUBCASE("POST /v1/moves") {
     Workspace ws("");
@@ -323,12 +326,7 @@ TEST_CASE(
     auto a = server.Post("/v1/moves", "{\"id\":\"" + std::string(kCard) + "\",\"to\":\"ready\"}");
     INFO("answer: " << a.body << "\nlog: " << server.serve->Log());
     CHECK(a.status == 200);
-    auto j = a.json();
-    CHECK(j["ok"] == false);
-    CHECK(j["code"] == "ledger-unwritable");
-    CHECK(j["parked"] == false);
-    CHECK(j["message"] == expected(ws));
-    RequireUnmoved(ws);
+    check_refusal(a.json(), ws);
   }
 }
 

@@ -1,0 +1,32 @@
+"""Shared set-up of the Python benches (bench/server.py, bench/peer_screen.py): which
+devflow-gate binary to measure, a scratch workspace with bench/allow_checker.c compiled in it,
+and a runner for gate commands in that workspace."""
+import os, subprocess, sys, tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+top = os.path.dirname(here)
+
+
+def gate_binary():
+    """argv[1] if given, else build-bench/devflow-gate, else build/devflow-gate; exits if none."""
+    gate = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else next(
+        (p for p in (f"{top}/build-bench/devflow-gate", f"{top}/build/devflow-gate") if os.access(p, os.X_OK)),
+        None)
+    if not gate:
+        sys.exit("bench: no devflow-gate binary; build one or pass its path")
+    return gate
+
+
+def workspace(prefix):
+    """A fresh temporary directory and the path of the allow checker compiled into it."""
+    ws = tempfile.mkdtemp(prefix=prefix)
+    checker = os.path.join(ws, "allow_checker")
+    subprocess.run(["cc", "-O2", "-o", checker, os.path.join(here, "allow_checker.c")], check=True)
+    return ws, checker
+
+
+def runner(gate, ws):
+    """run(*args): the gate's stripped stdout for `devflow-gate ARGS` in `ws`; raises on failure."""
+    def run(*args):
+        return subprocess.run([gate, *args], cwd=ws, check=True, capture_output=True, text=True).stdout.strip()
+    return run
