@@ -311,6 +311,52 @@ Result<int> BuildSeccompFilter(bool network) {
 
 }  // namespace
 
+namespace {
+
+// The trees SearchPath never searches (DistrustTree), canonical, each once.
+std::mutex distrusted_mutex;
+std::vector<std::string>& DistrustedTrees() {
+  static std::vector<std::string> trees;
+  return trees;
+}
+
+std::string CanonicalOr(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) return path;
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+bool WithinTree(const std::string& path, const std::string& tree) {
+  if (path.compare(0, tree.size(), tree) != 0) return false;
+  return path.size() == tree.size() || tree == "/" || path[tree.size()] == '/';
+}
+
+// Whether SearchPath keeps the $PATH entry `dir`: absolute, and neither it nor what it resolves
+// to lies in a distrusted tree.
+bool Searched(std::string_view dir) {
+  if (dir.empty() || dir[0] != '/') return false;
+  std::lock_guard<std::mutex> lock(distrusted_mutex);
+  if (DistrustedTrees().empty()) return true;
+  const std::string written(dir);
+  const std::string real = CanonicalOr(written);
+  for (const std::string& tree : DistrustedTrees()) {
+    if (WithinTree(written, tree) || WithinTree(real, tree)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void DistrustTree(const std::string& dir) {
+  if (dir.empty()) return;
+  const std::string tree = CanonicalOr(dir);
+  std::lock_guard<std::mutex> lock(distrusted_mutex);
+  std::vector<std::string>& trees = DistrustedTrees();
+  if (std::find(trees.begin(), trees.end(), tree) == trees.end()) trees.push_back(tree);
+}
+
 std::string SearchPath() {
   const char* path = std::getenv("PATH");
   std::string kept;
@@ -318,7 +364,7 @@ std::string SearchPath() {
   while (!dirs.empty()) {
     const size_t end = std::min(dirs.find(':'), dirs.size());
     const std::string_view dir = dirs.substr(0, end);
-    if (!dir.empty() && dir[0] == '/') kept.append(kept.empty() ? "" : ":").append(dir);
+    if (Searched(dir)) kept.append(kept.empty() ? "" : ":").append(dir);
     dirs.remove_prefix(std::min(end + 1, dirs.size()));
   }
   return kept.empty() ? "/usr/local/bin:/usr/bin:/bin" : kept;
@@ -332,8 +378,7 @@ std::vector<std::string> UnsearchedPathEntries() {
   for (;;) {  // every entry, the empty ones before, between and after the colons included
     const size_t end = std::min(dirs.find(':'), dirs.size());
     const std::string_view dir = dirs.substr(0, end);
-    if ((dir.empty() || dir[0] != '/') &&
-        std::find(dropped.begin(), dropped.end(), dir) == dropped.end()) {
+    if (!Searched(dir) && std::find(dropped.begin(), dropped.end(), dir) == dropped.end()) {
       dropped.emplace_back(dir);
     }
     if (end == dirs.size()) break;
@@ -345,9 +390,9 @@ std::vector<std::string> UnsearchedPathEntries() {
 const SandboxSupport& ProbeSandbox(const std::string& bwrap_program, const ProbeOptions& options) {
   static std::mutex mutex;
   static std::map<std::string, SandboxSupport> probed;  // never shrinks: references stay valid
-  const char* path = std::getenv("PATH");
+  // What is searched, not $PATH as written: a tree distrusted since changes what is found.
   const std::string key =
-      bwrap_program + '\0' + (path ? path : "") + '\0' + (LandlockHidden() ? "no-landlock" : "");
+      bwrap_program + '\0' + SearchPath() + '\0' + (LandlockHidden() ? "no-landlock" : "");
   std::lock_guard<std::mutex> lock(mutex);
   auto found = probed.find(key);
   if (found == probed.end()) found = probed.emplace(key, Probe(bwrap_program, options)).first;

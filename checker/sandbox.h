@@ -72,17 +72,25 @@ std::string SandboxLevelName(SandboxKind kind, int landlock_abi);
 std::string NoSandboxProblem(const SandboxSupport& support, const std::string& provider);
 
 /// The program search path of the gate and of every checker: the host's $PATH with every entry
-/// that is not absolute dropped (an empty entry means the current directory to execvp, a
+/// dropped that is not absolute (an empty entry means the current directory to execvp, a
 /// relative one resolves against it, and the gate and its checkers run in the workspace the
 /// judged agent can write: `PATH=./node_modules/.bin:$PATH` let a planted `python3` decide a
-/// check, the trial of 2026-12-02); "/usr/local/bin:/usr/bin:/bin" when $PATH is unset or
-/// nothing absolute is left. Used to find bubblewrap, provider programs and the checker's PATH.
+/// check, the trial of 2026-12-02) or that lies, as written or resolved, in a tree given to
+/// DistrustTree (an absolute `$PWD/node_modules/.bin` did the same, and a planted `bwrap` there
+/// ran the checker unconfined while the ledger said bwrap: the second trial of 2026-12-02);
+/// "/usr/local/bin:/usr/bin:/bin" when $PATH is unset or nothing is left. Used to find
+/// bubblewrap, env, provider programs and the checker's PATH.
 std::string SearchPath();
 
+/// Marks `dir` (a workspace the judged agent can write; canonicalised) as a tree SearchPath
+/// never searches, for the rest of the process. Called for each root's workspace when its
+/// config loads (host/deployment LoadPinnedConfig), before any program is resolved. Thread-safe.
+void DistrustTree(const std::string& dir);
+
 /// The entries of the host's $PATH that SearchPath drops, as written, in order, each once: ""
-/// for an empty entry (the current directory), and every relative one. `config check` warns about
-/// each (host/cli/config_check.h), since whoever controls the working directory could swap a
-/// program found through it.
+/// for an empty entry (the current directory), every relative one, and every one in a
+/// distrusted tree. `config check` warns about each (host/cli/config_check.h), since whoever
+/// controls that directory could swap a program found through it.
 std::vector<std::string> UnsearchedPathEntries();
 
 /// The mounts of a bubblewrap-confined checker. Paths are absolute and canonical.

@@ -67,8 +67,9 @@ ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& ro
   for (const std::string& entry : runs_programs ? unsearched_path : std::vector<std::string>{}) {
     out.warnings.push_back(
         (entry.empty() ? std::string("PATH holds an empty entry, which means the current directory")
-                       : "PATH holds the relative entry " + Quote(entry)) +
-        ": a provider program found through it is whatever the working directory holds, so "
+         : entry[0] == '/' ? "PATH holds the entry " + Quote(entry) + " inside the workspace"
+                           : "PATH holds the relative entry " + Quote(entry)) +
+        ": a provider program found through it is whatever that directory holds, so "
         "whoever controls that directory (the judged agent, in the workspace) could swap it; the "
         "gate does not search it (it searches " +
         search_path + ", and so does every checker); remove it from the gate's PATH");

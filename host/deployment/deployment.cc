@@ -64,6 +64,9 @@ MoveOutcome Crashed(Deployment& d, const MoveRequest& request,
 Result<GateConfig> LoadPinnedConfig(const std::string& file, const std::string& root) {
   Result<GateConfig> config = LoadConfigFile(file);
   if (!config.ok()) return config;
+  // The workspace is the judged agent's: no program is ever found through a $PATH entry in it
+  // (checker/sandbox.h SearchPath), not a provider's, not bubblewrap, not the checker's own.
+  DistrustTree(ParentPath(root));
   ResolveProviderPrograms(*config, ParentPath(root), ProgramSearchPath());
   return config;
 }

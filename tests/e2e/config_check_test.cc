@@ -106,24 +106,29 @@ TEST_CASE(
 }
 
 // Item 8 of issue 7: a relative or empty PATH entry resolves against the working directory, the
-// workspace the judged agent writes. The gate never searches one (checker/sandbox.h
-// SearchPath); config check says so, once per entry, as written.
-TEST_CASE("config check warns about each relative or empty PATH entry, which the gate skips") {
+// workspace the judged agent writes, and an absolute one may name a directory in it. The gate
+// never searches either (checker/sandbox.h SearchPath); config check says so, once per entry,
+// as written.
+TEST_CASE(
+    "config check warns about each relative, empty or in-workspace PATH entry, which the gate "
+    "skips") {
   Workspace ws("providers:\n  ok: {command: [/bin/true]}\nplugins: []\n");
   const std::map<std::string, std::string> path = {
-      {"PATH", "node_modules/.bin::/usr/bin:./bin:/bin:"}};
+      {"PATH", "node_modules/.bin::/usr/bin:./bin:/bin:" + ws.path() + "/node_modules/.bin:"}};
   auto r = ws.Gate({"config", "check"}, path);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 0);
   const std::string tail =
-      ": a provider program found through it is whatever the working directory holds, so "
+      ": a provider program found through it is whatever that directory holds, so "
       "whoever controls that directory (the judged agent, in the workspace) could swap it; the "
       "gate does not search it (it searches /usr/bin:/bin, and so does every checker); remove it "
       "from the gate's PATH\n";
   const std::string warnings =
       "warning: PATH holds the relative entry \"node_modules/.bin\"" + tail +
       "warning: PATH holds an empty entry, which means the current directory" + tail +
-      "warning: PATH holds the relative entry \"./bin\"" + tail;
+      "warning: PATH holds the relative entry \"./bin\"" + tail +
+      "warning: PATH holds the entry \"" + ws.path() + "/node_modules/.bin\" inside the workspace" +
+      tail;
   CHECK(r.out.find(warnings) != std::string::npos);
   CHECK(r.out.find("warning: PATH") == r.out.find(warnings));  // each entry once
   // An absolute-only PATH: no such warning.

@@ -191,28 +191,58 @@ TEST_CASE("the secret hunt finds the secret when the checker is unconfined (cont
 }
 
 // The trial of 2026-12-02: with `PATH=./node_modules/.bin:$PATH` (common in a JS project) the
-// judged agent planted a tool the checker runs by name, in the workspace, and it allowed. Only
-// absolute PATH entries reach the gate's lookups and the checker (checker/sandbox.h SearchPath).
-TEST_CASE("a relative PATH entry never lets a tool planted in the workspace decide a check") {
+// judged agent planted a tool the checker runs by name, in the workspace, and it allowed; the
+// second trial did the same through the absolute `$PWD/node_modules/.bin`. No PATH entry that is
+// relative or lies in the workspace reaches the gate's lookups or the checker
+// (checker/sandbox.h SearchPath).
+TEST_CASE("a PATH entry in the workspace never lets a tool planted there decide a check") {
   Workspace ws(Config({Fixture("checkers/bare_tool.sh")}));
   ws.CardInDesigning();
-  test::Spit(ws / "bin/dg-verdict-tool",
-             "#!/bin/sh\nprintf '```json\\n{\"verdict\": \"allow\", \"summary\": \"planted\"}"
-             "\\n```\\n'\n");
+  const std::string tool =
+      "#!/bin/sh\nprintf '```json\\n{\"verdict\": \"allow\", \"summary\": \"planted\"}"
+      "\\n```\\n'\n";
+  test::Spit(ws / "bin/dg-verdict-tool", tool);
   fs::permissions(ws / "bin/dg-verdict-tool", fs::perms::owner_all);
   const std::string host_path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
 
-  auto relative = ws.Gate({"move", ws.card(), "ready"}, {{"PATH", "bin:" + host_path}});
-  INFO("relative: " << relative.out << relative.err);
-  CHECK(relative.exit_code == 3);  // dg-verdict-tool is not found: the check fails closed
-  CHECK(relative.out.find("planted") == std::string::npos);
-  REQUIRE(ws.Gate({"move", ws.card(), "designing", "--reason", "recover"}).exit_code == 0);
+  for (const std::string& entry : {std::string("bin"), ws / "bin", ws.path() + "/./bin/"}) {
+    CAPTURE(entry);
+    auto planted = ws.Gate({"move", ws.card(), "ready"}, {{"PATH", entry + ":" + host_path}});
+    INFO("planted: " << planted.out << planted.err);
+    CHECK(planted.exit_code == 3);  // dg-verdict-tool is not found: the check fails closed
+    CHECK(planted.out.find("planted") == std::string::npos);
+    REQUIRE(ws.Gate({"move", ws.card(), "designing", "--reason", "recover"}).exit_code == 0);
+  }
 
-  // The control: the same directory named absolutely is the operator's choice, and it runs.
-  auto absolute = ws.Gate({"move", ws.card(), "ready"}, {{"PATH", ws / "bin" + ":" + host_path}});
-  INFO("absolute: " << absolute.out << absolute.err);
-  CHECK(absolute.exit_code == 0);
-  CHECK(absolute.out.find("check by agent: planted") != std::string::npos);
+  // The control: the same tool in a directory outside the workspace is the operator's, and runs.
+  const std::string tools = ws.path() + "-tools";
+  test::Spit(tools + "/dg-verdict-tool", tool);
+  fs::permissions(tools + "/dg-verdict-tool", fs::perms::owner_all);
+  auto outside = ws.Gate({"move", ws.card(), "ready"}, {{"PATH", tools + ":" + host_path}});
+  fs::remove_all(tools);
+  INFO("outside: " << outside.out << outside.err);
+  CHECK(outside.exit_code == 0);
+  CHECK(outside.out.find("check by agent: planted") != std::string::npos);
+}
+
+// The second trial of 2026-12-02: a `bwrap` planted in an absolute PATH entry in the workspace
+// passed the probe, ran the checker unconfined (it read the host's environ and wrote the
+// workspace) and the ledger said `bwrap`. The planted program must never even run.
+TEST_CASE("a bwrap planted in a PATH entry in the workspace never runs") {
+  Workspace ws(Config({Fixture("checkers/allow.sh")}));
+  ws.CardInDesigning();
+  const std::string marker = ws.path() + "-planted-bwrap-ran";
+  test::Spit(ws / "node_modules/.bin/bwrap",
+             "#!/bin/sh\ntouch '" + marker +
+                 "'\nwhile [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n");
+  fs::permissions(ws / "node_modules/.bin/bwrap", fs::perms::owner_all);
+  const std::string host_path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  auto r =
+      ws.Gate({"move", ws.card(), "ready"}, {{"PATH", ws / "node_modules/.bin" + ":" + host_path}});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK_FALSE(fs::exists(marker));
+  fs::remove(marker);
+  CHECK(r.exit_code == 0);  // the real bubblewrap (or Landlock) confined the checker
 }
 
 }  // namespace
