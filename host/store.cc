@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "host/card_file.h"
+#include "host/cleanup.h"
 #include "host/utf8.h"
 
 namespace devflow {
@@ -536,10 +538,46 @@ Status Store::WithCommitLock(const std::string& id, const std::string& action_hi
     if (held.status().code() != "EEXIST") return held.status();
     if (attempt + 1 < kLockAttempts) std::this_thread::sleep_for(kLockRetry);
   }
+  // Never broken here, however it looks: a pid not running on this machine may be a commit in
+  // another container or on another host sharing the root. The message says what is known.
+  const CommitLockHolder holder = ReadCommitLockHolder(fs_, lock);
+  if (holder.kind == CommitLockHolder::Kind::kPid && !WriterAlive(holder.pid)) {
+    return Refuse("write-contended",
+                  "card " + id + " stayed locked by another commit (" + lock +
+                      ") whose writer, pid " + std::to_string(holder.pid) +
+                      ", is not running on this machine: a commit that ended without releasing "
+                      "its lock (killed mid-commit); nothing was written. A lock is never broken "
+                      "by age: if no devflow process in another container or on another machine "
+                      "uses this root, remove " +
+                      lock + ", then " + action_hint);
+  }
   return Refuse("write-contended",
                 "card " + id + " stayed locked by another commit (" + lock +
                     "); nothing was written, so " + action_hint +
                     "; if no devflow process is running, the lock is stale: remove " + lock);
+}
+
+CommitLockHolder ReadCommitLockHolder(FileSystem& fs, const std::string& lock) {
+  CommitLockHolder holder;
+  Result<std::string> text = fs.ReadFile(lock);
+  if (!text.ok()) {
+    holder.text = text.status().message();
+    return holder;
+  }
+  std::string content = std::move(*text);
+  while (!content.empty() && (content.back() == '\n' || content.back() == '\r')) content.pop_back();
+  const bool numeric =
+      !content.empty() && content.size() <= 10 &&
+      std::all_of(content.begin(), content.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!numeric) {
+    holder.kind = CommitLockHolder::Kind::kNoPid;
+    holder.text = std::move(content);
+    return holder;
+  }
+  holder.kind = CommitLockHolder::Kind::kPid;
+  holder.pid = std::stoll(content);
+  holder.text = std::move(content);
+  return holder;
 }
 
 Result<Card> Store::AddArtifact(const ArtifactRequest& request) {

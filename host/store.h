@@ -33,6 +33,24 @@ std::optional<std::string> ArtifactPathProblem(const std::string& path);
 Result<std::string> ReadArtifact(FileSystem& fs, const std::string& card_dir,
                                  const std::string& path);
 
+/// What a card's `commit.lock` (reference §3.3: the text `<pid>\n`, created O_EXCL by the
+/// commit that holds it) says of its holder. One reading for the store's write-contended
+/// message and the operator's audit.
+struct CommitLockHolder {
+  enum class Kind {
+    kUnreadable,  // the read failed: `text` is the FileSystem message
+    kNoPid,       // the content is not a decimal pid of 1–10 digits: `text` is the content
+                  // without its trailing newlines
+    kPid,         // `pid` is the pid written
+  };
+  Kind kind = Kind::kUnreadable;
+  std::string text;
+  int64_t pid = 0;
+};
+
+/// Reads the commit.lock at `lock` (never removes or changes it).
+CommitLockHolder ReadCommitLockHolder(FileSystem& fs, const std::string& lock);
+
 /// A card as read (DevCard, reference §1.3). Stage and revision come from the journal fold,
 /// never from card.md.
 struct Card {

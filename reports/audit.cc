@@ -111,28 +111,21 @@ ojson CheckLocks(const OperatorContext& ctx, const CardsPart& cards, Findings& f
     ojson j;
     j["card"] = id;
     j["path"] = lock;
-    auto text = ctx.fs.ReadFile(lock);
-    std::string pid_text = text.ok() ? *text : "";
-    while (!pid_text.empty() && (pid_text.back() == '\n' || pid_text.back() == '\r')) {
-      pid_text.pop_back();
-    }
-    const bool numeric =
-        !pid_text.empty() && pid_text.size() <= 10 &&
-        std::all_of(pid_text.begin(), pid_text.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!text.ok()) {
+    const CommitLockHolder holder = ReadCommitLockHolder(ctx.fs, lock);
+    const std::string& pid_text = holder.text;
+    if (holder.kind == CommitLockHolder::Kind::kUnreadable) {
       j["pid"] = nullptr;
       j["alive"] = nullptr;
-      f.problems.push_back("card " + id + " is locked by " + lock +
-                           ", which cannot be read: " + text.status().message() +
-                           "; if no devflow process is running, remove " + lock);
-    } else if (!numeric) {
+      f.problems.push_back("card " + id + " is locked by " + lock + ", which cannot be read: " +
+                           holder.text + "; if no devflow process is running, remove " + lock);
+    } else if (holder.kind == CommitLockHolder::Kind::kNoPid) {
       j["pid"] = nullptr;
       j["alive"] = nullptr;
       f.problems.push_back("card " + id + " is locked by " + lock + ", which names no pid (" +
                            CompactJson(ojson(pid_text)) +
                            "); if no devflow process is running, remove " + lock);
     } else {
-      const int64_t pid = std::stoll(pid_text);
+      const int64_t pid = holder.pid;
       const bool alive = ctx.probe.ProcessAlive(pid);
       j["pid"] = pid;
       j["alive"] = alive;

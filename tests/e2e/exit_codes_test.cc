@@ -177,7 +177,8 @@ TEST_CASE("a held commit.lock makes the move exit 4 write-contended in about 2 s
   Workspace ws("");
   Prepare(ws);
   const std::string lock = ws.card_dir() + "/commit.lock";
-  test::Spit(lock, "99999\n");
+  const std::string holder = std::to_string(test::LivePid()) + "\n";
+  test::Spit(lock, holder);
   auto t0 = Clock::now();
   auto r = ws.Gate({"move", ws.card(), "ready"});
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -191,7 +192,32 @@ TEST_CASE("a held commit.lock makes the move exit 4 write-contended in about 2 s
                      "outcome row (code write-contended)\n");
   CHECK(seconds > 1.5);
   CHECK(seconds < 3.5);
-  CHECK(test::Slurp(lock) == "99999\n");  // never broken by age
+  CHECK(test::Slurp(lock) == holder);  // never broken by age
+  CHECK(ws.JournalLines().size() == 4);
+  std::filesystem::remove(lock);
+  CHECK(ws.Gate({"move", ws.card(), "ready"}).exit_code == 0);
+}
+
+TEST_CASE(
+    "a commit.lock left by a killed writer: exit 4, the lock kept, the message names the dead pid "
+    "and how to clear it; removed, the move commits") {
+  Workspace ws("");
+  Prepare(ws);
+  const std::string lock = ws.card_dir() + "/commit.lock";
+  const std::string dead = std::to_string(test::DeadPid());
+  test::Spit(lock, dead + "\n");
+  auto r = ws.Gate({"move", ws.card(), "ready"});
+  CHECK(r.exit_code == 4);
+  CHECK(r.out.rfind("card 0001-export-the-audit-log stayed locked by another commit (" + lock +
+                        ") whose writer, pid " + dead +
+                        ", is not running on this machine: a commit that ended without "
+                        "releasing its lock (killed mid-commit); nothing was written. A lock is "
+                        "never broken by age: if no devflow process in another container or on "
+                        "another machine uses this root, remove " +
+                        lock + ", then retry the move; nothing was committed",
+                    0) == 0);
+  CHECK(r.out.find("lock is stale") == std::string::npos);
+  CHECK(test::Slurp(lock) == dead + "\n");
   CHECK(ws.JournalLines().size() == 4);
   std::filesystem::remove(lock);
   CHECK(ws.Gate({"move", ws.card(), "ready"}).exit_code == 0);

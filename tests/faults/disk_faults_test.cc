@@ -178,7 +178,8 @@ TEST_CASE("fault: a commit.lock held while a checker fault parks only warns, not
   Workspace ws("");
   Prepare(ws, "checkers/fail.sh");
   const std::string lock = ws.card_dir() + "/commit.lock";
-  test::Spit(lock, "99999\n");
+  const std::string holder = std::to_string(test::LivePid()) + "\n";
+  test::Spit(lock, holder);
   const std::string before = test::Slurp(ws.journal_path()).value();
   auto r = ws.Gate({"move", kCard, "ready"});
   const std::string fault = "the checker ended with exit code 7: boom";
@@ -195,7 +196,7 @@ TEST_CASE("fault: a commit.lock held while a checker fault parks only warns, not
                      "running, the lock is stale: remove " +
                      lock + "\n");
   CHECK(test::Slurp(ws.journal_path()) == before);
-  CHECK(test::Slurp(lock) == "99999\n");
+  CHECK(test::Slurp(lock) == holder);
   fs::remove(lock);
   RequireUnmoved(ws);
 }

@@ -533,7 +533,8 @@ TEST_CASE("a held commit.lock is never broken: write-contended for a move, nothi
   Board b;
   Card c = b.Create("One");
   std::string lock = b.Dir(c.id) + "/commit.lock";
-  Spit(lock, "99999\n");
+  const std::string holder = std::to_string(test::LivePid()) + "\n";
+  Spit(lock, holder);
   std::string journal = *Slurp(b.Journal(c.id));
   auto r = b.Move(c.id, Location::kDesigning);
   CHECK(r.status().code() == "write-contended");
@@ -543,15 +544,60 @@ TEST_CASE("a held commit.lock is never broken: write-contended for a move, nothi
             "lock is stale: remove " +
             lock);
   CHECK(Exists(lock));
-  CHECK(*Slurp(lock) == "99999\n");
+  CHECK(*Slurp(lock) == holder);
   CHECK(*Slurp(b.Journal(c.id)) == journal);
+}
+
+TEST_CASE(
+    "a commit.lock whose writer is gone is still never broken, and the refusal says the writer "
+    "is not running and how to clear it") {
+  Board b;
+  Card c = b.Create("One");
+  std::string lock = b.Dir(c.id) + "/commit.lock";
+  const int64_t dead = test::DeadPid();
+  Spit(lock, std::to_string(dead) + "\n");
+  std::string journal = *Slurp(b.Journal(c.id));
+  auto r = b.Move(c.id, Location::kDesigning);
+  CHECK(r.status().code() == "write-contended");
+  CHECK(r.status().message() ==
+        "card 0001-one stayed locked by another commit (" + lock + ") whose writer, pid " +
+            std::to_string(dead) +
+            ", is not running on this machine: a commit that ended without releasing its lock "
+            "(killed mid-commit); nothing was written. A lock is never broken by age: if no "
+            "devflow process in another container or on another machine uses this root, remove " +
+            lock + ", then retry the move");
+  CHECK(*Slurp(lock) == std::to_string(dead) + "\n");
+  CHECK(*Slurp(b.Journal(c.id)) == journal);
+  auto artifact = b.Artifact(c.id, "design", 1);
+  CHECK(artifact.status().code() == "write-contended");
+  CHECK(artifact.status().message().find("is not running on this machine") != std::string::npos);
+  CHECK(artifact.status().message().find(", then retry the registration") != std::string::npos);
+}
+
+TEST_CASE("ReadCommitLockHolder reads the pid, content that names none, and a read error") {
+  TempDir dir;
+  const std::string lock = dir / "commit.lock";
+  Spit(lock, "4242\n");
+  CommitLockHolder pid = ReadCommitLockHolder(RealFileSystem(), lock);
+  CHECK(pid.kind == CommitLockHolder::Kind::kPid);
+  CHECK(pid.pid == 4242);
+  Spit(lock, "held by me\r\n");
+  CommitLockHolder none = ReadCommitLockHolder(RealFileSystem(), lock);
+  CHECK(none.kind == CommitLockHolder::Kind::kNoPid);
+  CHECK(none.text == "held by me");
+  Spit(lock, "12345678901\n");  // eleven digits: no pid
+  CHECK(ReadCommitLockHolder(RealFileSystem(), lock).kind == CommitLockHolder::Kind::kNoPid);
+  CommitLockHolder gone = ReadCommitLockHolder(RealFileSystem(), dir / "absent.lock");
+  CHECK(gone.kind == CommitLockHolder::Kind::kUnreadable);
+  CHECK(gone.text.find("ENOENT") != std::string::npos);
 }
 
 TEST_CASE("a held commit.lock makes an artifact registration write-contended too") {
   Board b;
   Card c = b.Create("One");
   std::string lock = b.Dir(c.id) + "/commit.lock";
-  Spit(lock, "99999\n");
+  const std::string holder = std::to_string(test::LivePid()) + "\n";
+  Spit(lock, holder);
   std::string journal = *Slurp(b.Journal(c.id));
   auto r = b.Artifact(c.id, "design", 1);
   CHECK(r.status().code() == "write-contended");

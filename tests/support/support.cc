@@ -54,6 +54,18 @@ void Spit(const std::string& path, const std::string& content) {
 
 void MakeExecutable(const std::string& path) { ::chmod(path.c_str(), 0755); }
 
+int64_t DeadPid() {
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return child;
+}
+
+int64_t LivePid() { return ::getpid(); }
+
 std::map<std::string, std::string> Snapshot(const std::string& dir) {
   std::map<std::string, std::string> out;
   std::error_code ec;

@@ -37,6 +37,14 @@ void MakeExecutable(const std::string& path);
 /// Recursive listing of relative file paths with their contents (for "byte-identical tree").
 std::map<std::string, std::string> Snapshot(const std::string& dir);
 
+/// The pid of a process that ran and is gone: a child forked, exited and reaped here (so no
+/// process with that pid runs until the kernel hands the number out again, which takes a full
+/// turn of pid_max). The `<pid>\n` of a commit.lock left by a killed writer.
+int64_t DeadPid();
+
+/// This test process's pid, which runs for as long as the test does: a live lock holder.
+int64_t LivePid();
+
 /// A clock that always returns the same instant (settable).
 class FixedClock : public Clock {
  public:
