@@ -21,6 +21,17 @@ std::string LegalTargets(const Card& card) {
   return out.empty() ? "none (the card is done)" : out;
 }
 
+// A fail-closed policy's reason ends its fault with kParkClaim (host/waterfall.h). When the
+// card is not parked (a dry run, or a park that failed), the claim is replaced by what is true;
+// a reason without the claim gets the truth appended.
+void ReplaceParkClaim(std::string& message, const std::string& truth) {
+  if (size_t at = message.find(kParkClaim); at != std::string::npos) {
+    message.replace(at, sizeof kParkClaim - 1, truth);
+  } else {
+    message += truth;
+  }
+}
+
 }  // namespace
 
 Result<Attempt> Executor::Resolve(const MoveRequest& request, Card* card_out) {
@@ -110,6 +121,9 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
       return out;
     }
     if (request.dry_run) {
+      // Nothing is parked under a dry run: the policy's "is parked" claim says "would be".
+      ReplaceParkClaim(out.message,
+                       "; the card would be parked blocked until the deployment recovers");
       out.park_message = "would park card " + request.id + " blocked: " + park.reason;
       return out;
     }
@@ -131,11 +145,7 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
       // happened instead, wherever it is shown (CLI text, --json, the server, the ledger row).
       const std::string truth =
           "; nothing was committed and the card was NOT parked: " + parked.message;
-      if (size_t at = out.message.find(kParkClaim); at != std::string::npos) {
-        out.message.replace(at, sizeof kParkClaim - 1, truth);
-      } else {
-        out.message += truth;
-      }
+      ReplaceParkClaim(out.message, truth);
       // No row for the park means no park, and no row for this move either: the move is
       // refused for its ledger, as a committing one would be (issue 7 item 10).
       if (parked.code == "ledger-unwritable") out.code = parked.code;

@@ -73,7 +73,7 @@ TEST_CASE("dry run of a failing checker prints would park and writes nothing (ex
   CHECK(r.out ==
         "devflow: transition of card 0001-export-the-audit-log to \"ready\" was rejected: agent "
         "check for designing->ready could not run: the checker ended with exit code 7: boom; the "
-        "card is parked blocked until the deployment recovers\n"
+        "card would be parked blocked until the deployment recovers\n"
         "dry run: would park card 0001-export-the-audit-log blocked: agent check for "
         "designing->ready failed closed: the checker ended with exit code 7: boom\n"
         "dry run: nothing was written\n");
