@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <regex>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "host/utf8.h"
@@ -616,37 +617,81 @@ std::string YamlPair(std::string_view key, std::string_view value) {
   return std::string(key) + ": " + text;
 }
 
+namespace {
+
+// What the YAML of a front-matter block says: the three keys a read keeps, or the problem
+// that makes the card corrupt (without the path). A pure function of the text.
+struct FrontMatterFields {
+  std::string problem;  // empty when the block is valid
+  std::string title;
+  std::optional<std::string> stage;
+  std::optional<std::string> stage_revision;
+};
+
+FrontMatterFields DecodeFrontMatter(const std::string& yaml) {
+  FrontMatterFields out;
+  YAML::Node data;
+  try {
+    data = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    out.problem = std::string("invalid YAML frontmatter: ") + e.what();
+    return out;
+  }
+  if (!data.IsMap()) {
+    out.problem = "frontmatter must be a YAML mapping";
+    return out;
+  }
+  try {
+    YAML::Node title = data["title"];
+    if (!title || !title.IsScalar() || title.Scalar().empty()) {
+      out.problem = "frontmatter requires a non-empty \"title\"";
+      return out;
+    }
+    out.title = title.Scalar();
+    if (YAML::Node stage = data["stage"]) {
+      if (!stage.IsScalar() || !ParseLocation(stage.Scalar())) {
+        out.problem = "frontmatter \"stage\" is not a stage or \"blocked\"";
+        return out;
+      }
+      out.stage = stage.Scalar();
+    }
+    if (YAML::Node rev = data["stageRevision"]) {
+      out.stage_revision = rev.IsScalar() ? rev.Scalar() : std::string("(not a scalar)");
+    }
+  } catch (const YAML::Exception& e) {
+    out.problem = std::string("invalid YAML frontmatter: ") + e.what();
+  }
+  return out;
+}
+
+// The YAML parse is most of the cost of reading a card (a server answering from the verdict
+// cache reads the same card.md again and again). Its result depends on the text alone, so it
+// is remembered per thread, keyed by the exact front-matter text: a changed byte is a new key,
+// never a stale answer. Small blocks only, a bounded number of them.
+const FrontMatterFields& FrontMatterOf(const std::string& yaml) {
+  constexpr size_t kMaxRemembered = 256;
+  constexpr size_t kMaxTextBytes = 16 * 1024;
+  thread_local std::unordered_map<std::string, FrontMatterFields> remembered;
+  thread_local FrontMatterFields uncached;
+  if (yaml.size() > kMaxTextBytes) return uncached = DecodeFrontMatter(yaml);
+  if (auto it = remembered.find(yaml); it != remembered.end()) return it->second;
+  if (remembered.size() >= kMaxRemembered) remembered.clear();
+  return remembered.emplace(yaml, DecodeFrontMatter(yaml)).first->second;
+}
+
+}  // namespace
+
 Result<CardFile> ParseCardFile(std::string_view path, std::string_view raw_bytes) {
   // Upstream reads card.md with readFile(…, 'utf8'): an ill-formed byte is U+FFFD.
   const std::string raw = ReplaceInvalidUtf8(raw_bytes);
   auto split = SplitFrontMatter(raw);
   if (!split) return Corrupt(path, "card file must start with a YAML frontmatter block");
-  YAML::Node data;
-  try {
-    data = YAML::Load(YamlText(*split));
-  } catch (const YAML::Exception& e) {
-    return Corrupt(path, std::string("invalid YAML frontmatter: ") + e.what());
-  }
-  if (!data.IsMap()) return Corrupt(path, "frontmatter must be a YAML mapping");
+  const FrontMatterFields& fields = FrontMatterOf(YamlText(*split));
+  if (!fields.problem.empty()) return Corrupt(path, fields.problem);
   CardFile card;
-  try {
-    YAML::Node title = data["title"];
-    if (!title || !title.IsScalar() || title.Scalar().empty()) {
-      return Corrupt(path, "frontmatter requires a non-empty \"title\"");
-    }
-    card.title = title.Scalar();
-    if (YAML::Node stage = data["stage"]) {
-      if (!stage.IsScalar() || !ParseLocation(stage.Scalar())) {
-        return Corrupt(path, "frontmatter \"stage\" is not a stage or \"blocked\"");
-      }
-      card.stage = stage.Scalar();
-    }
-    if (YAML::Node rev = data["stageRevision"]) {
-      card.stage_revision = rev.IsScalar() ? rev.Scalar() : std::string("(not a scalar)");
-    }
-  } catch (const YAML::Exception& e) {
-    return Corrupt(path, std::string("invalid YAML frontmatter: ") + e.what());
-  }
+  card.title = fields.title;
+  card.stage = fields.stage;
+  card.stage_revision = fields.stage_revision;
   card.body = std::string(JsTrim(split->body));
   return card;
 }

@@ -149,3 +149,42 @@ TEST_CASE("the projection rewrite refuses front matter it cannot edit in place")
   auto none = RenderProjection("/c", "no front matter\n", At(Location::kReady, 2));
   CHECK(none.status().message() == "/c: card file must start with a YAML frontmatter block");
 }
+
+TEST_CASE("card.md read again and again: each changed byte of the front matter is read anew") {
+  // The parse of a front-matter block is remembered by its exact text (a server answers many
+  // decisions on one card): the same text gives the same card, any edit gives the edited one,
+  // and an error is reported with the path of the file being read, not the first one seen.
+  const std::string a = "---\ntitle: Alpha\nstage: designing\nstageRevision: 3\n---\nbody\n";
+  const std::string b = "---\ntitle: Alphb\nstage: designing\nstageRevision: 3\n---\nbody\n";
+  const std::string c = "---\ntitle: Alpha\nstage: designing\nstageRevision: 4\n---\nbody\n";
+  for (int round = 0; round < 3; ++round) {
+    auto ra = ParseCardFile("/c/card.md", a);
+    auto rb = ParseCardFile("/c/card.md", b);
+    auto rc = ParseCardFile("/c/card.md", c);
+    REQUIRE(ra.ok());
+    REQUIRE(rb.ok());
+    REQUIRE(rc.ok());
+    CHECK(ra->title == "Alpha");
+    CHECK(rb->title == "Alphb");
+    CHECK(rc->title == "Alpha");
+    CHECK(ra->stage_revision == std::string("3"));
+    CHECK(rc->stage_revision == std::string("4"));
+  }
+  const std::string bad = "---\ntitle: [unclosed\n---\nbody\n";
+  auto first = ParseCardFile("/one/card.md", bad);
+  auto second = ParseCardFile("/two/card.md", bad);
+  REQUIRE_FALSE(first.ok());
+  REQUIRE_FALSE(second.ok());
+  CHECK(first.status().message().rfind("/one/card.md: invalid YAML frontmatter: ", 0) == 0);
+  CHECK(second.status().message().rfind("/two/card.md: invalid YAML frontmatter: ", 0) == 0);
+  // More distinct blocks than are remembered: every one still reads as itself.
+  for (int i = 0; i < 600; ++i) {
+    const std::string t = "card " + std::to_string(i);
+    auto r = ParseCardFile("/c/card.md", "---\ntitle: " + t + "\n---\n");
+    REQUIRE(r.ok());
+    CHECK(r->title == t);
+  }
+  auto again = ParseCardFile("/c/card.md", b);
+  REQUIRE(again.ok());
+  CHECK(again->title == "Alphb");
+}
