@@ -65,6 +65,15 @@ Result<Collected> CollectInputs(const Card& card, const AgentEdgeConfig& edge, F
   return out;
 }
 
+// InputsIdentity of what was collected (reports/verdict_cache.h): what a cached verdict judged.
+std::string JudgedInputs(const Collected& collected) {
+  std::vector<std::pair<std::string, std::string_view>> inputs;
+  for (const PromptInput& in : collected.inputs) {
+    inputs.emplace_back(in.kind + ":" + std::to_string(in.rev), in.content);
+  }
+  return InputsIdentity(std::move(inputs));
+}
+
 // Takes the inputs' contents out of `collected` (the prompt is their one copy; issue 11).
 PromptParts MakePrompt(const Card& card, const AgentEdgeConfig& edge, Collected& collected,
                        std::optional<std::string> nonce) {
@@ -151,12 +160,14 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
                                                  collected->labels, configured->prompt);
   const std::string checker_id =
       CheckerIdentity(checker_.Provider(configured->provider), configured->verdict_nonce);
+  // ... and the contents it judged (an input edited in place keeps its kind:rev).
+  const std::string inputs_id = JudgedInputs(*collected);
   if (!cache_dir.empty()) {
     cache.emplace(cache_dir, fs_);
     if (!cache->CheckDir(Workspace(attempt.root), warnings)) cache.reset();
   }
   if (cache) {
-    if (auto hit = cache->Lookup(key, checker_id, warnings)) {
+    if (auto hit = cache->Lookup(key, checker_id, inputs_id, warnings)) {
       // A record another writer made is bounded like a reply (ours already are).
       const std::string summary = BoundVerdictLine(hit->summary);
       if (!hit->allow) {
@@ -256,9 +267,9 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   if (verdict.allow) {
     // Cached before delegating, so it is cached even if a later policy vetoes (reference §4.3).
     if (cache && !context.dry_run) {
-      cache->Store(
-          VerdictCacheRecord{key, true, verdict.summary, std::nullopt, attempt.at, checker_id},
-          warnings);
+      cache->Store(VerdictCacheRecord{key, true, verdict.summary, std::nullopt, attempt.at,
+                                      checker_id, inputs_id},
+                   warnings);
     }
     return allow_with(verdict.summary);
   }
@@ -286,8 +297,9 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     }
     report.written = true;
     if (cache) {
-      cache->Store(VerdictCacheRecord{key, false, verdict.summary, path, attempt.at, checker_id},
-                   warnings);
+      cache->Store(
+          VerdictCacheRecord{key, false, verdict.summary, path, attempt.at, checker_id, inputs_id},
+          warnings);
     }
   }
   context.reports.push_back(report);
@@ -335,7 +347,7 @@ std::string AgentGate::Explain(const Attempt& attempt) {
     const std::string checker_id =
         CheckerIdentity(checker_.Provider(configured->provider), configured->verdict_nonce);
     if (cache.CheckDir(Workspace(attempt.root), warnings)) {
-      hit = cache.Lookup(key, checker_id, warnings);
+      hit = cache.Lookup(key, checker_id, JudgedInputs(*collected), warnings);
     }
     for (const auto& w : warnings.lines) out += "warning: " + w + "\n";
     if (hit) {

@@ -57,6 +57,7 @@ class Currency {
   // "" when an identical retry would hit, else why not.
   std::string WhyStale(const std::string& dir, const VerdictCacheKey& key,
                        const std::optional<std::string>& checker,
+                       const std::optional<std::string>& inputs,
                        const std::optional<std::string>& report_path) {
     if (key.root != ctx_.root) {
       return "card elsewhere: the key's root is " + key.root + ", not " + ctx_.root;
@@ -99,6 +100,28 @@ class Currency {
         CheckerIdentity(ctx_.config.FindProvider(edge->provider), edge->verdict_nonce)) {
       return "checker changed: provider \"" + edge->provider +
              "\" or the edge's verdictNonce is not what gave this verdict";
+    }
+    // The Lookup contents rule: the verdict judged these bytes of the inputs it names.
+    if (!inputs) {
+      return "no inputs identity: the record has no \"inputsSha256\" (written by upstream's "
+             "gate or an older devflow-gate), so the gate treats it as a miss";
+    }
+    std::vector<std::pair<std::string, std::string>> contents;
+    for (const std::string& kind : edge->inputs) {
+      const ArtifactRecord* record = card->NewestOfKind(kind);
+      if (!record) continue;
+      Result<std::string> content = ReadArtifact(ctx_.fs, card->dir, record->path);
+      if (!content.ok()) {
+        return "input unreadable: " + kind + ":" + std::to_string(record->rev) + ": " +
+               content.status().message();
+      }
+      contents.emplace_back(kind + ":" + std::to_string(record->rev), std::move(*content));
+    }
+    std::vector<std::pair<std::string, std::string_view>> judged(contents.begin(), contents.end());
+    if (*inputs != InputsIdentity(std::move(judged))) {
+      return "inputs changed in place: [" + JoinList(key.inputs) +
+             "] do not hold the contents this verdict judged (edited without a new "
+             "registration), so the gate treats it as a miss";
     }
     if (report_path) {
       Result<FileKind> kind = ctx_.fs.Kind(*report_path);
@@ -175,7 +198,11 @@ CacheEntry ClassifyRecord(const std::string& dir, const std::string& name, FileS
   if (auto c = j.find("checkerSha256"); c != j.end() && c->is_string()) {
     checker = c->get<std::string>();
   }
-  e.why = currency.WhyStale(dir, *key, checker, e.report_path);
+  std::optional<std::string> inputs;
+  if (auto i = j.find("inputsSha256"); i != j.end() && i->is_string()) {
+    inputs = i->get<std::string>();
+  }
+  e.why = currency.WhyStale(dir, *key, checker, inputs, e.report_path);
   e.state = e.why.empty() ? CacheState::kCurrent : CacheState::kStale;
   return e;
 }

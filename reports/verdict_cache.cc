@@ -78,6 +78,23 @@ std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce) 
   return Sha256Hex(Compact(j));
 }
 
+std::string InputsIdentity(std::vector<std::pair<std::string, std::string_view>> inputs) {
+  std::sort(inputs.begin(), inputs.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string framed;
+  size_t size = 0;
+  for (const auto& [label, content] : inputs) size += label.size() + content.size() + 24;
+  framed.reserve(size);
+  for (const auto& [label, content] : inputs) {
+    framed += label;
+    framed += '\n';
+    framed += std::to_string(content.size());
+    framed += '\n';
+    framed += content;
+  }
+  return Sha256Hex(framed);
+}
+
 VerdictCacheKey VerdictCacheKey::Compute(std::string edge, std::string root, std::string card,
                                          std::vector<std::string> inputs,
                                          const std::string& instruction) {
@@ -112,6 +129,7 @@ std::string RenderCacheRecord(const VerdictCacheRecord& record) {
   if (!record.allow) j["reportPath"] = record.report_path.value_or("");
   j["at"] = record.at;
   if (!record.checker_sha256.empty()) j["checkerSha256"] = record.checker_sha256;
+  if (!record.inputs_sha256.empty()) j["inputsSha256"] = record.inputs_sha256;
   return j.dump(2, ' ', false, kReplace) + "\n";
 }
 
@@ -121,6 +139,7 @@ std::string VerdictCache::PathFor(const VerdictCacheKey& key) const {
 
 std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& key,
                                                        std::string_view checker,
+                                                       std::string_view inputs,
                                                        Warnings& warnings) const {
   // The key's JSON is built once: it names the file and is compared with the stored key.
   const std::string compact = key.CompactJson();
@@ -154,6 +173,21 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
       stored_checker->get_ref<const std::string&>() != checker) {
     return std::nullopt;
   }
+  // The verdict belongs to the contents it judged: `kind:rev` names a registration, and the
+  // file behind it can be edited in place (the producer can write it). A record without the
+  // field (upstream's, or ours before it) is a silent miss; other contents are a miss the
+  // operator is told of.
+  auto stored_inputs = j.find("inputsSha256");
+  if (stored_inputs == j.end() || !stored_inputs->is_string()) return std::nullopt;
+  if (stored_inputs->get_ref<const std::string&>() != inputs) {
+    std::string labels;
+    for (const std::string& l : key.inputs) labels += (labels.empty() ? "" : ", ") + l;
+    warnings.Warn("devflow-agent-gate: the verdict cache at " + file +
+                  " judged other contents of [" + labels +
+                  "] (an input was changed in place, without a new registration); treating it "
+                  "as a miss");
+    return std::nullopt;
+  }
 
   VerdictCacheRecord record;
   record.key = KeyFrom(*stored_key);
@@ -162,6 +196,7 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
   if (!record.allow) record.report_path = j["reportPath"].get<std::string>();
   if (auto at = j.find("at"); at != j.end() && at->is_string()) record.at = at->get<std::string>();
   record.checker_sha256 = std::string(checker);
+  record.inputs_sha256 = std::string(inputs);
   if (!record.allow) {
     // A veto is quoted with its report; a record pointing at a report that is gone is a miss,
     // never a message naming a missing file.

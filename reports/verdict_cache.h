@@ -1,12 +1,14 @@
 // The verdict cache (reference/devflow-upstream.md §4.9): SHA-256-keyed, atomically written,
-// the key and file name byte-compatible with the TypeScript agent gate's. A record carries one
-// field more than upstream's, `checkerSha256`, the identity of the checker that gave the
-// verdict (issue 7 item 3, docs/decisions.md): a hit needs it to match.
+// the key and file name byte-compatible with the TypeScript agent gate's. A record carries two
+// fields more than upstream's: `checkerSha256`, the identity of the checker that gave the
+// verdict (issue 7 item 3), and `inputsSha256`, the hash of the input contents it judged (an
+// input edited in place keeps its `kind:rev`); a hit needs both to match (docs/decisions.md).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "host/os.h"
@@ -25,6 +27,12 @@ struct ProviderConfig;
 /// checker. Any change of argv, builtin or its args, env names, network or sandbox setting, or
 /// of the edge's verdictNonce, gives another identity.
 std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce);
+
+/// What a verdict judged: lowercase hex SHA-256 over the collected inputs sorted by label (the
+/// key's order), each framed as `<label>\n<byte length>\n<bytes>`. `inputs` holds
+/// (label `kind:rev`, verbatim content) pairs. Two inputs that differ in any byte, or a label
+/// with other content, give another hash; the framing keeps boundaries unambiguous.
+std::string InputsIdentity(std::vector<std::pair<std::string, std::string_view>> inputs);
 
 /// VerdictCacheKey, serialised in exactly this field order.
 struct VerdictCacheKey {
@@ -45,7 +53,8 @@ struct VerdictCacheKey {
   std::string FileName() const;
 };
 
-/// A cache record: {key, verdict, summary, reportPath (veto only), at, checkerSha256}.
+/// A cache record: {key, verdict, summary, reportPath (veto only), at, checkerSha256,
+/// inputsSha256}.
 struct VerdictCacheRecord {
   VerdictCacheKey key;
   bool allow = false;
@@ -55,10 +64,13 @@ struct VerdictCacheRecord {
   /// CheckerIdentity of the checker that gave the verdict; "" renders no field (an upstream
   /// record, which no lookup hits).
   std::string checker_sha256;
+  /// InputsIdentity of the contents the verdict judged; "" renders no field (an upstream record,
+  /// or one written before the field, which no lookup hits).
+  std::string inputs_sha256;
 };
 
-/// JSON.stringify(record, null, 2) + "\n", fields in the order above (`checkerSha256` last,
-/// after upstream's five).
+/// JSON.stringify(record, null, 2) + "\n", fields in the order above (`checkerSha256` and
+/// `inputsSha256` last, after upstream's five).
 std::string RenderCacheRecord(const VerdictCacheRecord& record);
 
 /// The cache directory of one agent gate. Lookups and stores never fail the decision:
@@ -74,12 +86,16 @@ class VerdictCache {
   /// <file> is corrupt; treating it as a miss` + miss; stored key (re-serialised compactly in
   /// its stored order) ≠ computed key → silent miss; `checkerSha256` absent, not a string or ≠
   /// `checker` (another provider definition or nonce setting, or an upstream record) → silent
-  /// miss. A veto whose report is not a regular file any more → warning `devflow-agent-gate:
-  /// the cached veto at <file> names the report <path>, which is gone; treating it as a miss`
+  /// miss; `inputsSha256` absent or not a string → silent miss; ≠ `inputs` (an input's bytes
+  /// changed under the same `kind:rev`) → warning `devflow-agent-gate: the verdict cache at
+  /// <file> judged other contents of [<labels>] (an input was changed in place, without a new
+  /// registration); treating it as a miss` + miss. A veto whose report is not a regular file any
+  /// more → warning `devflow-agent-gate: the cached veto at <file> names the report <path>, which
+  /// is gone; treating it as a miss`
   /// (`…, which is not a regular file; …`, `…, which cannot be checked: <error>; …`) + miss (issue
   /// 7 item 4).
   std::optional<VerdictCacheRecord> Lookup(const VerdictCacheKey& key, std::string_view checker,
-                                           Warnings& warnings) const;
+                                           std::string_view inputs, Warnings& warnings) const;
 
   /// Refuses a cache directory that is, or passes through, a symlink (SymlinkOnPath below
   /// `workspace`, host/os.h), so cache records are never read from or written to wherever a

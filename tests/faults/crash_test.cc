@@ -136,7 +136,11 @@ void RequireValidCacheRecord(const std::string& dir, const std::string& name) {
   REQUIRE(j.contains("checkerSha256"));
   const std::string checker = j["checkerSha256"].get<std::string>();
   CHECK(checker.size() == 64);
-  auto hit = VerdictCache(dir, RealFileSystem()).Lookup(key, checker, warnings);
+  // ... and the identity of the contents it judged, as they are on disk now.
+  const std::string inputs = test::JudgedInputsOf(key.root, key.card, key.inputs);
+  REQUIRE(inputs.size() == 64);
+  CHECK(j["inputsSha256"] == inputs);
+  auto hit = VerdictCache(dir, RealFileSystem()).Lookup(key, checker, inputs, warnings);
   CHECK(hit.has_value());
   CHECK(warnings.lines.empty());
   CHECK(RenderCacheRecord(*hit) == text);  // byte-for-byte the record the gate renders

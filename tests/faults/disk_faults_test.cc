@@ -145,7 +145,7 @@ TEST_CASE("fault: a corrupt cache record is a warned miss and is replaced by a v
   auto hit = VerdictCache(ws.root() + "/cache/agent-gate", RealFileSystem())
                  .Lookup(VerdictCacheKey::Compute("designing->ready", ws.root(), kCard,
                                                   {"prd:3", "design:4"}, GateYaml().prompt),
-                         CheckerIdOf(ws), warnings);
+                         CheckerIdOf(ws), InputsIdOf(ws), warnings);
   CHECK(hit.has_value());
   CHECK(warnings.lines.empty());
 }
@@ -162,7 +162,8 @@ TEST_CASE("fault: a colliding cache record of another key is never trusted, the 
   other.allow = true;
   other.summary = "allowed for another card";
   other.at = "2026-09-16T08:00:00.000Z";
-  other.checker_sha256 = CheckerIdOf(ws);  // the right checker: only the key tells them apart
+  other.checker_sha256 = CheckerIdOf(ws);  // the right checker and contents: only the key
+  other.inputs_sha256 = InputsIdOf(ws);    // tells them apart
   test::Spit(file, RenderCacheRecord(other));
   auto r = ws.Gate({"move", kCard, "ready"});
   CHECK(r.exit_code == 1);

@@ -159,6 +159,12 @@ inline std::string CheckerIdOf(const Workspace& ws) {
   return CheckerIdentity(nullptr, false);
 }
 
+/// The inputs identity the gate computes for the card's prd:3 and design:4 (the registrations
+/// CacheFile's key names), read from disk now: what a record must carry to be hit.
+inline std::string InputsIdOf(const Workspace& ws) {
+  return test::JudgedInputsOf(ws.root(), kCard, {"prd:3", "design:4"});
+}
+
 /// A tmpfs mounted at `dir` (created by the caller) for the lifetime of the object, with
 /// `options` such as "size=64k" or "ro"; `mounted()` is false when mount(2) is not permitted
 /// (not root, or no CAP_SYS_ADMIN): tests then fall back to the FileSystem seam.

@@ -1,7 +1,7 @@
 // Issue 7 items 1, 3, 4 and 11 through the real binary: a reply whose last verdict block is
-// broken fails closed; a cached verdict belongs to the checker that gave it; a cached veto whose
-// report is gone runs the checker again; a 7 MiB summary stays out of every record but the
-// report.
+// broken fails closed; a cached verdict belongs to the checker that gave it and to the contents
+// it judged; a cached veto whose report is gone runs the checker again; a 7 MiB summary stays
+// out of every record but the report.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -111,6 +111,54 @@ TEST_CASE("trust: a cached allow is not reused after the operator swaps the prov
   CHECK(swapped.exit_code == 1);
   CHECK(swapped.out == Vetoed("the strict one says no", ReportPath(ws)));
   CHECK(swapped.err == "");  // another checker's record is a silent miss
+}
+
+TEST_CASE("trust: a cached allow is not reused for an input edited in place under its kind:rev") {
+  // The producer can write the registered artifact file: editing design:4 in place keeps the
+  // cache key (kind:rev), but the verdict judged other bytes, so the checker decides again.
+  Workspace ws("");
+  const std::string checker = ws / "judge.sh";
+  test::Spit(checker,
+             "if [ \"$(grep -c 'cites REQ-9')\" -gt 0 ]; then\n"
+             "  printf '```json\\n{\"verdict\": \"veto\", \"summary\": \"design cites REQ-9\"}"
+             "\\n```\\n'\n"
+             "else\n"
+             "  printf '```json\\n{\"verdict\": \"allow\", \"summary\": \"ok\"}\\n```\\n'\n"
+             "fi\n");
+  Configure(ws, checker);
+  ws.CardInDesigning();
+  LambdaReset reset(ws);
+  auto first = ws.Gate({"move", kCard, "ready"});
+  INFO("first: " << first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string file = CacheFile(ws, ws / kCacheDir);
+  auto record = nlohmann::json::parse(test::Slurp(file).value());
+  CHECK(record["inputsSha256"] == InputsIdOf(ws));
+
+  // Unchanged inputs: a hit.
+  reset();
+  auto again = ws.Gate({"move", kCard, "ready"});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == CommittedOut("[cached] ok"));
+
+  // design:4 rewritten in place, no new registration: a warned miss, and the checker vetoes.
+  reset();
+  const std::string design = ws.card_dir() + "/artifacts/4-design.md";
+  REQUIRE(fs::is_regular_file(design));
+  test::Spit(design, "# Design\n\nThe export cites REQ-9 for its format.\n");
+  auto edited = ws.Gate({"move", kCard, "ready"});
+  INFO("edited: " << edited.out << edited.err);
+  CHECK(edited.exit_code == 1);
+  CHECK(edited.out == Vetoed("design cites REQ-9", ReportPath(ws)));
+  CHECK(edited.err == "devflow-agent-gate: the verdict cache at " + file +
+                          " judged other contents of [design:4, prd:3] (an input was changed in "
+                          "place, without a new registration); treating it as a miss\n");
+  RequireUnmoved(ws);
+  // The veto replaced the record, judged on the new contents.
+  auto replaced = nlohmann::json::parse(test::Slurp(file).value());
+  CHECK(replaced["verdict"] == "veto");
+  CHECK(replaced["inputsSha256"] == InputsIdOf(ws));
+  CHECK(replaced["inputsSha256"] != record["inputsSha256"]);
 }
 
 TEST_CASE("trust: a verdict cached with verdictNonce off is not reused once it is on") {

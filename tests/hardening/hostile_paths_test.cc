@@ -504,8 +504,10 @@ TEST_CASE("agent gate: a verdictCacheDir that is a symlink is neither read nor w
   // A planted "allow" for exactly this attempt: honoured, it would admit without a check.
   VerdictCacheKey key = VerdictCacheKey::Compute("designing->ready", rig.root, id,
                                                  {"prd:3", "design:4"}, kInstruction);
+  // It carries the right checker and contents: only the refused symlink keeps it out.
   const std::string planted =
-      RenderCacheRecord({key, true, "planted", std::nullopt, kAt, CheckerIdentity(nullptr, false)});
+      RenderCacheRecord({key, true, "planted", std::nullopt, kAt, CheckerIdentity(nullptr, false),
+                         test::JudgedInputsOf(rig.root, id, key.inputs)});
   Spit(elsewhere + "/" + key.FileName(), planted);
   rig.scripted.Veto("the design is hollow");
   MoveOutcome outcome = rig.Move(id);

@@ -249,7 +249,8 @@ TEST_CASE("the nonce is not part of the cache key: a nonce-checked verdict is re
                                                  {"prd:3", "design:4"}, kInstruction);
   const std::string record = Slurp(rig.CacheDir() + "/" + key.FileName()).value_or("<missing>");
   CHECK(record == RenderCacheRecord({key, true, "sound", std::nullopt, kAt,
-                                     CheckerIdentity(nullptr, /*verdict_nonce=*/true)}));
+                                     CheckerIdentity(nullptr, /*verdict_nonce=*/true),
+                                     test::JudgedInputsOf(rig.root, "0001-a", key.inputs)}));
 }
 
 // ---- explain --------------------------------------------------------------------------------

@@ -154,7 +154,7 @@ TEST_CASE("a record of an edge the gate no longer configures is stale") {
   r.DesigningCard("0001-a");
   VerdictCacheKey key = VerdictCacheKey::Compute("ready->developing", r.root, "0001-a", {}, "x");
   std::string path = r.CacheDir() + "/" + key.FileName();
-  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0, ""}));
+  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0, "", ""}));
   Ran ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
   CHECK(Lines(ran.out).at(0) ==
         path +
@@ -355,7 +355,9 @@ TEST_CASE("cache rejects unknown subcommands, options and arguments, exit 2") {
   CHECK(arg.err == "devflow-gate: The following argument was not expected: x\n" + hint);
 }
 
-TEST_CASE("cache list: no checker identity, another checker, or a gone report is stale") {
+TEST_CASE(
+    "cache list: no checker or inputs identity, another checker, inputs changed in place, or a "
+    "gone report is stale") {
   OperatorRoot r(CachedGateYaml());
   r.DesigningCard("0001-a");
   const VerdictCacheKey key = r.Key("0001-a", {"prd:3", "design:4"});
@@ -364,7 +366,7 @@ TEST_CASE("cache list: no checker identity, another checker, or a gone report is
   const std::string tail =
       "): allow 0001-a designing->ready [design:4, prd:3] at " + std::string(kT0) + ": ok";
   // Upstream's record: no checkerSha256.
-  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0, ""}));
+  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0, "", ""}));
   Ran ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
   CHECK(Lines(ran.out).at(0) ==
         head +
@@ -373,13 +375,38 @@ TEST_CASE("cache list: no checker identity, another checker, or a gone report is
             tail);
   // Another checker's record.
   Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0,
-                                                  CheckerIdentity(nullptr, true)}));
+                                                  CheckerIdentity(nullptr, true), r.Inputs(key)}));
   ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
   CHECK(Lines(ran.out).at(0) ==
         head +
             "checker changed: provider \"grounding\" or the edge's verdictNonce is not what gave "
             "this verdict" +
             tail);
+  // The current checker's, written before the field existed.
+  Spit(path,
+       RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0, r.Identity(), ""}));
+  ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
+  CHECK(Lines(ran.out).at(0) ==
+        head +
+            "no inputs identity: the record has no \"inputsSha256\" (written by upstream's gate "
+            "or an older devflow-gate), so the gate treats it as a miss" +
+            tail);
+  // The current checker's record: current.
+  r.Record(key, true, "ok");
+  ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
+  CHECK(Lines(ran.out).at(0).rfind(path + ": current", 0) == 0);
+  // design:4 edited in place: the record judged other contents.
+  const std::string design = r.root + "/tasks/0001-a/artifacts/4-design.md";
+  REQUIRE(Slurp(design).has_value());
+  const std::string before = *Slurp(design);
+  Spit(design, before + "edited\n");
+  ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
+  CHECK(Lines(ran.out).at(0) == head +
+                                    "inputs changed in place: [design:4, prd:3] do not hold the "
+                                    "contents this verdict judged (edited without a new "
+                                    "registration), so the gate treats it as a miss" +
+                                    tail);
+  Spit(design, before);
   // The current checker's record: current; prune keeps it, removes the stale one above.
   r.Record(key, true, "ok");
   ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());

@@ -77,7 +77,8 @@ struct OperatorRoot {
     Spit(CardDir(id) + "/journal.jsonl", text);
   }
 
-  /// A card at `designing` with prd registered at rev 3 and design at rev 4.
+  /// A card at `designing` with prd registered at rev 3 and design at rev 4 (their files
+  /// written, so the inputs identity of a record can be computed).
   void DesigningCard(const std::string& id) {
     Journal(
         id,
@@ -87,6 +88,8 @@ struct OperatorRoot {
             R"({"rev":3,"at":"2026-09-16T08:02:00.000Z","type":"artifact","path":"artifacts/3-prd.md","stage":"designing","by":{"kind":"human"},"kind":"prd"})",
             R"({"rev":4,"at":"2026-09-16T08:03:00.000Z","type":"artifact","path":"artifacts/4-design.md","stage":"designing","by":{"kind":"human"},"kind":"design"})",
         });
+    Spit(CardDir(id) + "/artifacts/3-prd.md", "# PRD\n\n- REQ-1\n");
+    Spit(CardDir(id) + "/artifacts/4-design.md", "# Design\n\ncovers REQ-1\n");
   }
 
   std::string CacheDir() const { return root + "/cache/agent-gate"; }
@@ -111,11 +114,17 @@ struct OperatorRoot {
     }
     return CheckerIdentity(nullptr, false);
   }
-  /// Writes a record under its proper name (or `name`), carrying the identity the gate would
-  /// compute now; returns the path.
+  /// The inputs identity the gate computes now for `key`'s card and registrations ("" when they
+  /// cannot be read).
+  std::string Inputs(const VerdictCacheKey& key) const {
+    return test::JudgedInputsOf(root, key.card, key.inputs);
+  }
+  /// Writes a record under its proper name (or `name`), carrying the checker and inputs
+  /// identities the gate would compute now (no inputs identity when the key's card or one of its
+  /// registrations cannot be read); returns the path.
   std::string Record(const VerdictCacheKey& key, bool allow, const std::string& summary,
                      const std::string& name = "") {
-    VerdictCacheRecord r{key, allow, summary, std::nullopt, kT0, Identity(key.edge)};
+    VerdictCacheRecord r{key, allow, summary, std::nullopt, kT0, Identity(key.edge), Inputs(key)};
     if (!allow) r.report_path = ReportDir() + "/x.md";
     std::string path = CacheDir() + "/" + (name.empty() ? key.FileName() : name);
     Spit(path, RenderCacheRecord(r));

@@ -61,7 +61,8 @@ std::pair<std::string, size_t> FaultReport(OperatorRoot& r, const std::string& c
 // A cached veto of 0001-a naming `report`.
 std::string CachedVeto(OperatorRoot& r, const std::string& report) {
   VerdictCacheRecord rec{
-      r.Key("0001-a", {"prd:3", "design:4"}), false, "no", report, kT0, r.Identity()};
+      r.Key("0001-a", {"prd:3", "design:4"}), false, "no", report, kT0, r.Identity(), ""};
+  rec.inputs_sha256 = r.Inputs(rec.key);
   const std::string path = r.CacheDir() + "/" + rec.key.FileName();
   Spit(path, RenderCacheRecord(rec));
   return path;

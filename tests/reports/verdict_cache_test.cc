@@ -71,7 +71,13 @@ constexpr const char* kVetoRecord = R"({
 // python3: sha256(json.dumps(identity, separators=(',', ':'))).
 constexpr const char* kChecker = "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1";
 
-// Our record: upstream's five fields, then checkerSha256 (issue 7 item 3).
+// InputsIdentity of kPrdText as prd:3 and kDesignText as design:4, computed independently with
+// python3: sha256 over the inputs sorted by label, each framed as label \n length \n bytes.
+constexpr const char* kPrdText = "# PRD\n\n- REQ-1\n";
+constexpr const char* kDesignText = "# Design\n\ncovers REQ-1\n";
+constexpr const char* kInputs = "9dafd22cbd498119e1c256b1a6b959565c175dd30cee2cc543ba53ede84c5ec4";
+
+// Our record: upstream's five fields, then checkerSha256 (issue 7 item 3) and inputsSha256.
 constexpr const char* kOurAllowRecord = R"({
   "key": {
     "edge": "designing->ready",
@@ -86,7 +92,8 @@ constexpr const char* kOurAllowRecord = R"({
   "verdict": "allow",
   "summary": "design holds",
   "at": "2026-09-16T08:00:00.000Z",
-  "checkerSha256": "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1"
+  "checkerSha256": "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1",
+  "inputsSha256": "9dafd22cbd498119e1c256b1a6b959565c175dd30cee2cc543ba53ede84c5ec4"
 }
 )";
 
@@ -105,7 +112,8 @@ constexpr const char* kOurVetoRecord = R"({
   "summary": "the design is hollow",
   "reportPath": "/work/ws/.devflow/reports/agent-gate/0002-b-designing-ready-r4.md",
   "at": "2026-09-16T08:00:00.000Z",
-  "checkerSha256": "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1"
+  "checkerSha256": "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1",
+  "inputsSha256": "9dafd22cbd498119e1c256b1a6b959565c175dd30cee2cc543ba53ede84c5ec4"
 }
 )";
 
@@ -175,12 +183,14 @@ TEST_CASE("cache record renders as JSON.stringify(record, null, 2) plus a newlin
   // Without an identity: upstream's bytes exactly.
   CHECK(RenderCacheRecord(AllowRecord()) == kAllowRecord);
   CHECK(RenderCacheRecord(VetoRecord()) == kVetoRecord);
-  // Ours: the same bytes plus the checkerSha256 line last.
+  // Ours: the same bytes plus the checkerSha256 and inputsSha256 lines last.
   VerdictCacheRecord allow = AllowRecord();
   allow.checker_sha256 = kChecker;
+  allow.inputs_sha256 = kInputs;
   CHECK(RenderCacheRecord(allow) == kOurAllowRecord);
   VerdictCacheRecord veto = VetoRecord();
   veto.checker_sha256 = kChecker;
+  veto.inputs_sha256 = kInputs;
   CHECK(RenderCacheRecord(veto) == kOurVetoRecord);
 }
 
@@ -229,16 +239,18 @@ TEST_CASE("cache stores the pretty record under the key's file name and reads it
 
   VerdictCacheRecord record = AllowRecord();
   record.checker_sha256 = kChecker;
+  record.inputs_sha256 = kInputs;
   REQUIRE(cache.Store(record, warnings));
   CHECK(Slurp(tmp / "cache/agent-gate/74acfe879fe16512.json") == std::string(kOurAllowRecord));
 
-  auto hit = cache.Lookup(TheKey(), kChecker, warnings);
+  auto hit = cache.Lookup(TheKey(), kChecker, kInputs, warnings);
   REQUIRE(hit.has_value());
   CHECK(hit->allow);
   CHECK(hit->summary == "design holds");
   CHECK_FALSE(hit->report_path.has_value());
   CHECK(hit->at == kAt);
   CHECK(hit->checker_sha256 == kChecker);
+  CHECK(hit->inputs_sha256 == kInputs);
   CHECK(hit->key.CompactJson() == kCompactKey);
   CHECK(RenderCacheRecord(*hit) == kOurAllowRecord);
   CHECK(warnings.lines.empty());
@@ -249,11 +261,12 @@ TEST_CASE("cache lookup hits a veto whose report is there") {
   VerdictCache cache(tmp / "cache", RealFileSystem());
   VerdictCacheRecord record = VetoRecord();
   record.checker_sha256 = kChecker;
+  record.inputs_sha256 = kInputs;
   record.report_path = tmp / "reports/0002-b-designing-ready-r4.md";
   Spit(*record.report_path, "# Agent check veto\n");
   CollectedWarnings warnings;
   REQUIRE(cache.Store(record, warnings));
-  auto hit = cache.Lookup(TheKey(), kChecker, warnings);
+  auto hit = cache.Lookup(TheKey(), kChecker, kInputs, warnings);
   REQUIRE(hit.has_value());
   CHECK_FALSE(hit->allow);
   CHECK(hit->summary == "the design is hollow");
@@ -266,11 +279,12 @@ TEST_CASE("a cached veto whose report is gone is a warned miss, never a pointer 
   VerdictCache cache(tmp / "cache", RealFileSystem());
   VerdictCacheRecord record = VetoRecord();
   record.checker_sha256 = kChecker;
+  record.inputs_sha256 = kInputs;
   record.report_path = tmp / "reports/0002-b-designing-ready-r4.md";
   CollectedWarnings warnings;
   REQUIRE(cache.Store(record, warnings));
   const std::string file = cache.PathFor(TheKey());
-  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
   CHECK(warnings.lines ==
         std::vector<std::string>{"devflow-agent-gate: the cached veto at " + file +
                                  " names the report " + *record.report_path +
@@ -278,7 +292,7 @@ TEST_CASE("a cached veto whose report is gone is a warned miss, never a pointer 
   // A directory in its place is no report either.
   std::filesystem::create_directories(*record.report_path);
   warnings.lines.clear();
-  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
   CHECK(warnings.lines ==
         std::vector<std::string>{"devflow-agent-gate: the cached veto at " + file +
                                  " names the report " + *record.report_path +
@@ -291,17 +305,68 @@ TEST_CASE("a cached verdict of another checker, or of none, is a silent miss") {
   CollectedWarnings warnings;
   // Upstream's record (no checkerSha256): well-formed, right key, never a hit.
   Spit(tmp / kFileName, kAllowRecord);
-  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
   // Ours, asked for by another checker identity.
   Spit(tmp / kFileName, kOurAllowRecord);
   const ProviderConfig base = Checker();
-  CHECK_FALSE(cache.Lookup(TheKey(), CheckerIdentity(&base, false), warnings).has_value());
-  CHECK(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK_FALSE(cache.Lookup(TheKey(), CheckerIdentity(&base, false), kInputs, warnings).has_value());
+  CHECK(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
   // A non-string identity.
   std::string odd = kOurAllowRecord;
   odd.replace(odd.find(std::string("\"") + kChecker + "\""), 66, "7");
   Spit(tmp / kFileName, odd);
-  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
+  CHECK(warnings.lines.empty());
+}
+
+TEST_CASE("inputs identity hashes each input's label and bytes, framed, in label order") {
+  CHECK(InputsIdentity({{"prd:3", kPrdText}, {"design:4", kDesignText}}) == kInputs);
+  CHECK(InputsIdentity({{"design:4", kDesignText}, {"prd:3", kPrdText}}) == kInputs);
+  // No inputs: the hash of nothing.
+  CHECK(InputsIdentity({}) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  // The framing keeps boundaries: "ab"+"c" and "a"+"bc" are other contents (python3 as above).
+  CHECK(InputsIdentity({{"prd:3", "ab"}, {"design:4", "c"}}) ==
+        "fbb6c1b0220bc606f652fbced38f63f0ad904eb3eef715ee1e29cec95ef177a8");
+  CHECK(InputsIdentity({{"prd:3", "a"}, {"design:4", "bc"}}) ==
+        "023aa787e424af5f036e731023d96a5a9b48f82aa191adf6d4338911d2f6e432");
+  // One byte more, or the same bytes under another label, is another identity.
+  const std::string edited = std::string(kDesignText) + " ";
+  CHECK(InputsIdentity({{"prd:3", kPrdText}, {"design:4", edited}}) != kInputs);
+  CHECK(InputsIdentity({{"prd:3", kPrdText}, {"design:5", kDesignText}}) != kInputs);
+}
+
+TEST_CASE("a cached verdict that judged other contents of its inputs is a warned miss") {
+  TempDir tmp;
+  VerdictCache cache(tmp.path(), RealFileSystem());
+  Spit(tmp / kFileName, kOurAllowRecord);
+  CollectedWarnings warnings;
+  const std::string edited =
+      InputsIdentity({{"prd:3", kPrdText}, {"design:4", "# Design\n\ncovers REQ-9\n"}});
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, edited, warnings).has_value());
+  CHECK(warnings.lines ==
+        std::vector<std::string>{"devflow-agent-gate: the verdict cache at " + tmp / kFileName +
+                                 " judged other contents of [design:4, prd:3] (an input was "
+                                 "changed in place, without a new registration); treating it as "
+                                 "a miss"});
+  // The contents it judged: a hit.
+  warnings.lines.clear();
+  CHECK(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
+  CHECK(warnings.lines.empty());
+}
+
+TEST_CASE("a cached verdict without a string inputs identity is a silent miss") {
+  TempDir tmp;
+  VerdictCache cache(tmp.path(), RealFileSystem());
+  CollectedWarnings warnings;
+  const std::string line = std::string(",\n  \"inputsSha256\": \"") + kInputs + "\"";
+  std::string without = kOurAllowRecord;
+  without.erase(without.find(line), line.size());  // ours before the field
+  Spit(tmp / kFileName, without);
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
+  std::string odd = kOurAllowRecord;
+  odd.replace(odd.find(std::string("\"") + kInputs + "\""), 66, "[]");
+  Spit(tmp / kFileName, odd);
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
   CHECK(warnings.lines.empty());
 }
 
@@ -310,7 +375,7 @@ TEST_CASE("cache lookup reconstructs an allow record written by another writer")
   VerdictCache cache(tmp.path(), RealFileSystem());
   Spit(tmp / kFileName, kOurAllowRecord);
   CollectedWarnings warnings;
-  auto hit = cache.Lookup(TheKey(), kChecker, warnings);
+  auto hit = cache.Lookup(TheKey(), kChecker, kInputs, warnings);
   REQUIRE(hit.has_value());
   CHECK(hit->allow);
   CHECK(hit->summary == "design holds");
@@ -324,7 +389,7 @@ TEST_CASE("cache lookup of an absent file is a silent miss") {
   TempDir tmp;
   VerdictCache cache(tmp / "never-created", RealFileSystem());
   CollectedWarnings warnings;
-  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
   CHECK(warnings.lines.empty());
 }
 
@@ -335,7 +400,7 @@ TEST_CASE("cache lookup that cannot read the file warns and misses") {
   fs.Fail("read", kFileName, EACCES);
   VerdictCache cache(tmp.path(), fs);
   CollectedWarnings warnings;
-  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
   std::string file = tmp / kFileName;
   REQUIRE(warnings.lines.size() == 1);
   CHECK(warnings.lines[0] == "devflow-agent-gate: could not read the verdict cache at " + file +
@@ -369,7 +434,7 @@ TEST_CASE("cache lookup treats each corrupt record shape as a warned miss") {
     Spit(tmp / kFileName, c.text);
     VerdictCache cache(tmp.path(), RealFileSystem());
     CollectedWarnings warnings;
-    CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+    CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
     CHECK(warnings.lines == std::vector<std::string>{Corrupt(tmp / kFileName)});
   }
 }
@@ -378,10 +443,10 @@ TEST_CASE("cache lookup accepts an empty summary and an absent at") {
   TempDir tmp;
   Spit(tmp / kFileName, std::string("{\"key\":") + kCompactKey +
                             ",\"verdict\":\"allow\",\"summary\":\"\",\"checkerSha256\":\"" +
-                            kChecker + "\"}");
+                            kChecker + "\",\"inputsSha256\":\"" + kInputs + "\"}");
   VerdictCache cache(tmp.path(), RealFileSystem());
   CollectedWarnings warnings;
-  auto hit = cache.Lookup(TheKey(), kChecker, warnings);
+  auto hit = cache.Lookup(TheKey(), kChecker, kInputs, warnings);
   REQUIRE(hit.has_value());
   CHECK(hit->allow);
   CHECK(hit->summary.empty());
@@ -411,10 +476,10 @@ TEST_CASE("cache lookup treats a well-formed record with another key as a silent
     std::string key = c.stored_key.empty() ? "" : "\"key\":" + c.stored_key + ",";
     Spit(tmp / kFileName, "{" + key +
                               R"("verdict":"allow","summary":"s","at":"x","checkerSha256":")" +
-                              kChecker + "\"}");
+                              kChecker + R"(","inputsSha256":")" + kInputs + "\"}");
     VerdictCache cache(tmp.path(), RealFileSystem());
     CollectedWarnings warnings;
-    CHECK_FALSE(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+    CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
     CHECK(warnings.lines.empty());
   }
 }
@@ -424,10 +489,10 @@ TEST_CASE("cache lookup compares the stored key as data, not as whitespace") {
   Spit(tmp / kFileName,
        std::string("{ \"key\" :\n ") + kCompactKey +
            " ,\"verdict\":\"allow\",\"summary\":\"s\",\"at\":\"x\",\"checkerSha256\" : \"" +
-           kChecker + "\"}\n\n");
+           kChecker + "\", \"inputsSha256\":\"" + kInputs + "\"}\n\n");
   VerdictCache cache(tmp.path(), RealFileSystem());
   CollectedWarnings warnings;
-  CHECK(cache.Lookup(TheKey(), kChecker, warnings).has_value());
+  CHECK(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
   CHECK(warnings.lines.empty());
 }
 

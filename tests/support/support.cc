@@ -14,6 +14,12 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "host/store.h"
+#include "host/warnings.h"
+#include "reports/verdict_cache.h"
 
 namespace devflow::test {
 namespace fs = std::filesystem;
@@ -248,5 +254,29 @@ RunResult RunGate(const std::vector<std::string>& args, const std::string& cwd,
 
 std::string GateBinary() { return DG_BINARY; }
 std::string SourceDir() { return DG_SOURCE_DIR; }
+
+std::string JudgedInputsOf(const std::string& root, const std::string& id,
+                           const std::vector<std::string>& labels) {
+  CollectedWarnings warnings;
+  Store store(root, RealFileSystem(), SystemClock(), warnings);
+  Result<Card> card = store.Read(id);
+  if (!card.ok()) return "";
+  std::vector<std::string> contents;
+  for (const std::string& label : labels) {
+    const ArtifactRecord* found = nullptr;
+    for (const ArtifactRecord& record : card->artifact_records) {
+      if (record.kind && *record.kind + ":" + std::to_string(record.rev) == label) {
+        found = &record;
+      }
+    }
+    if (!found) return "";
+    Result<std::string> content = ReadArtifact(RealFileSystem(), card->dir, found->path);
+    if (!content.ok()) return "";
+    contents.push_back(std::move(*content));
+  }
+  std::vector<std::pair<std::string, std::string_view>> inputs;
+  for (size_t i = 0; i < labels.size(); ++i) inputs.emplace_back(labels[i], contents[i]);
+  return InputsIdentity(std::move(inputs));
+}
 
 }  // namespace devflow::test
