@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -269,6 +270,65 @@ Result<int> AddPathRule(int ruleset_fd, const std::string& path, uint64_t allowe
   return 0;
 }
 
+// The calls that change a file's mode, owner, times, extended attributes or inode flags. No
+// Landlock ABI (up to 7) governs any of them, and the kernel asks only for ownership (not a
+// writable open), so at the Landlock level a checker changed every file of its uid: a host
+// secret 0600 -> 0666, a config file setuid, journal.jsonl 0666, an mtime set to 2001, a user.*
+// xattr (issue 7, the fresh tester). A checker of a root host is uid 0: it owns the system's
+// binaries too (chmod u+s needs no capability from the owner). Under bubblewrap `--dev` binds
+// the host's /dev/null, /dev/zero, ... writable, so the rules matter at that level too. seccomp
+// sees no path: they are denied everywhere, the checker's own scratch dir included
+// (docs/security.md "File metadata"). `fallback` is the x86_64 / aarch64 number (the unified
+// table of calls added since 5.1) for the calls a libseccomp may not name: Debian 12's
+// 2.5.4+deb12u1 names fchmodat2 (an upstream 2.5.4 does not) but not the 6.13/6.17 calls.
+struct MetadataCall {
+  const char* name;
+  int fallback;
+};
+constexpr MetadataCall kMetadataCalls[] = {
+    {"chmod", -1},         {"fchmod", -1},       {"fchmodat", -1},    {"fchmodat2", 452},
+    {"chown", -1},         {"fchown", -1},       {"lchown", -1},      {"fchownat", -1},
+    {"utime", -1},         {"utimes", -1},       {"futimesat", -1},   {"utimensat", -1},
+    {"setxattr", -1},      {"lsetxattr", -1},    {"fsetxattr", -1},   {"removexattr", -1},
+    {"lremovexattr", -1},  {"fremovexattr", -1}, {"setxattrat", 463}, {"removexattrat", 466},
+    {"file_setattr", 469},  // 6.17: chattr by path (FS_IOC_FSSETXATTR's fields)
+};
+
+#if (defined(__x86_64__) && !defined(__ILP32__)) || defined(__aarch64__)
+constexpr bool kUnifiedSyscallNumbers = true;
+#else
+constexpr bool kUnifiedSyscallNumbers = false;
+#endif
+
+Status DenyMetadataChanges(scmp_filter_ctx ctx) {
+  for (const MetadataCall& call : kMetadataCalls) {
+    int nr = ::seccomp_syscall_resolve_name(call.name);
+    if (nr == __NR_SCMP_ERROR) {
+      // libseccomp does not know the name: its number, where this file knows it, else fail
+      // closed. Never skipped: a kernel without the call answers ENOSYS to the rule's number
+      // anyway, and one with it (6.18 here has all four) must not be left open.
+      if (call.fallback < 0 || !kUnifiedSyscallNumbers) {
+        return SandboxError(std::string("seccomp: no syscall number for ") + call.name, ENOSYS);
+      }
+      nr = call.fallback;
+    }
+    // A negative pseudo-number: this architecture has no such call (aarch64 has no chmod(2),
+    // only fchmodat), so there is nothing to deny.
+    if (nr < 0) continue;
+    int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    if (rc != 0) return SandboxError(std::string("seccomp_rule_add ") + call.name, -rc);
+  }
+  // chattr through ioctl(2) (FS_IOC_SETFLAGS: nodump, noatime, ... need only ownership). The
+  // kernel reads the command as a 32-bit int, so only its low 32 bits are compared: a command
+  // with bits set above them would slip past a 64-bit equality.
+  for (unsigned long command : {FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR}) {
+    int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, command));
+    if (rc != 0) return SandboxError("seccomp_rule_add ioctl", -rc);
+  }
+  return Status::Ok();
+}
+
 // The seccomp program as raw sock_filter words in a memfd (O_CLOEXEC), built with libseccomp
 // in the host; the reaper reads it back before it forks the checker.
 Result<int> BuildSeccompFilter(bool network) {
@@ -293,6 +353,7 @@ Result<int> BuildSeccompFilter(bool network) {
     if (rc == 0) rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), call, 0);
   }
   if (rc != 0) return SandboxError("seccomp_rule_add", -rc);
+  if (Status denied = DenyMetadataChanges(ctx); !denied.ok()) return denied;
   int fd = ::memfd_create("devflow-gate-seccomp", MFD_CLOEXEC);
   if (fd < 0) return SandboxError("memfd_create", errno);
   rc = ::seccomp_export_bpf(ctx, fd);

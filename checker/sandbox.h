@@ -144,8 +144,10 @@ class ChildConfinement {
   /// Limits + Landlock (ABI `landlock_abi` >= 1: write rights handled, granted only beneath
   /// `scratch` and on /dev/null; at ABI >= 4 TCP bind/connect handled and never granted unless
   /// `network`; at ABI >= 6 abstract unix sockets and signals scoped to the sandbox) + a seccomp
-  /// filter (always io_uring_setup -> ENOSYS; unless `network`, socket() of every domain, Unix
-  /// included, -> EACCES; socketpair stays) built with libseccomp and exported as BPF into a memfd.
+  /// filter (always io_uring_setup -> ENOSYS; ptrace, process_vm_readv/writev -> EPERM; every
+  /// call that changes a file's mode, owner, times, xattrs or inode flags -> EPERM, wherever the
+  /// file lies; unless `network`, socket() of every domain, Unix included, -> EACCES;
+  /// socketpair stays) built with libseccomp and exported as BPF into a memfd.
   /// Errors: code "sandbox", message naming the step and the OS error, e.g.
   /// `landlock_create_ruleset: Invalid argument`.
   static Result<ChildConfinement> Landlock(const ResourceLimits& limits, int landlock_abi,

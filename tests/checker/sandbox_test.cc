@@ -5,14 +5,20 @@
 
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -285,6 +291,144 @@ TEST_CASE("a checker sees at most the numbers of the host's fds, never their tar
   } else {
     CHECK(reply->text == "list=EACCES link=- fdinfo=EACCES\n");
   }
+}
+
+// Files of the host outside the workspace and the scratch dir, as the fresh tester of issue 7
+// attacked them: a secret (0600), a config dir (0755) with a config file (0644), a journal
+// (0644); each carries the xattr user.keep.
+struct HostFiles {
+  TempDir dir;
+  std::string secret = dir / "secret.env", config_dir = dir / "config",
+              config = dir / "config/gate.yaml", journal = dir / "journal.jsonl";
+  HostFiles() {
+    test::Spit(secret, "TOKEN=s3cret\n");
+    test::Spit(config, "providers: []\n");
+    test::Spit(journal, "{}\n");
+    REQUIRE(::chmod(secret.c_str(), 0600) == 0);
+    REQUIRE(::chmod(config_dir.c_str(), 0755) == 0);
+    REQUIRE(::chmod(config.c_str(), 0644) == 0);
+    REQUIRE(::chmod(journal.c_str(), 0644) == 0);
+    for (const std::string& f : All()) {
+      REQUIRE_MESSAGE(::setxattr(f.c_str(), "user.keep", "k", 1, 0) == 0,
+                      "user.* xattrs unsupported under ", dir.path(), ": ", std::strerror(errno));
+    }
+  }
+  std::vector<std::string> All() const { return {secret, config_dir, config, journal}; }
+  // Everything a metadata call can change, as read by the test itself (never the checker's
+  // word): mode, owner, mtime, ctime (any change of the inode moves it), inode flags, xattrs.
+  static std::string Describe(const std::string& path) {
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    char line[256];
+    std::snprintf(line, sizeof line, "mode=%o uid=%u gid=%u mtime=%lld.%09ld ctime=%lld.%09ld",
+                  st.st_mode, st.st_uid, st.st_gid, static_cast<long long>(st.st_mtim.tv_sec),
+                  st.st_mtim.tv_nsec, static_cast<long long>(st.st_ctim.tv_sec),
+                  st.st_ctim.tv_nsec);
+    std::string out = line;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    long flags = 0;
+    out +=
+        ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 ? " flags=" + std::to_string(flags) : " flags=?";
+    ::close(fd);
+    char names[1024];
+    ssize_t n = ::listxattr(path.c_str(), names, sizeof names);
+    REQUIRE(n >= 0);
+    std::vector<std::string> sorted;
+    for (ssize_t at = 0; at < n; at += static_cast<ssize_t>(std::strlen(names + at)) + 1) {
+      char value[256];
+      ssize_t len = ::getxattr(path.c_str(), names + at, value, sizeof value);
+      sorted.push_back(std::string(names + at) + "=" +
+                       (len >= 0 ? std::string(value, static_cast<size_t>(len)) : "?"));
+    }
+    std::sort(sorted.begin(), sorted.end());
+    for (const std::string& x : sorted) out += " " + x;
+    return out;
+  }
+  std::map<std::string, std::string> State() const {
+    std::map<std::string, std::string> state;
+    for (const std::string& f : All()) state[f] = Describe(f);
+    return state;
+  }
+};
+
+// Each call metadata_probe.py makes on the host's files, by its syscall's name.
+const std::vector<std::string> kMetadataCalls = {
+    "chmod",        "fchmod",          "fchmodat",         "fchmodat2",    "chown",
+    "fchown",       "lchown",          "fchownat",         "utime",        "utimes",
+    "futimesat",    "utimensat",       "setxattr",         "lsetxattr",    "fsetxattr",
+    "setxattrat",   "removexattr",     "lremovexattr",     "fremovexattr", "removexattrat",
+    "file_setattr", "FS_IOC_SETFLAGS", "FS_IOC_FSSETXATTR"};
+
+nlohmann::json RunMetadataProbe(const std::string& workspace, const HostFiles& host,
+                                SubprocessOptions options, bool sandbox_off, std::string* level) {
+  ProviderConfig p = Command("meta", {Fixture("metadata_probe.py"), host.secret, host.config_dir,
+                                      host.config, host.journal});
+  if (!sandbox_off) p.command.push_back("--dev-null");
+  p.sandbox_off = sandbox_off;
+  SubprocessChecker checker({p}, "", options);
+  auto reply = checker.Dispatch(Request("meta", workspace));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message(), " stderr: ", checker.last_stderr());
+  INFO("probe said: ", reply->text);
+  *level = reply->sandbox;
+  return nlohmann::json::parse(reply->text);
+}
+
+// Issue 7, the fresh tester: at the Landlock level a checker turned a host secret 0600 -> 0666,
+// a config dir 0777, a config file setuid, journal.jsonl 0666, set an mtime to 2001 and added a
+// user.* xattr (Landlock governs none of these; the kernel asks only for ownership). The
+// seccomp filter denies every such call at both levels (under bubblewrap the host's device
+// nodes are bound writable), in the checker's own scratch dir too; the temp files a tool makes
+// there (mkstemp, mkdtemp) still work.
+TEST_CASE(
+    "a checker cannot change a host file's mode, owner, times, xattrs or flags at either "
+    "level") {
+  TempDir ws;
+  for (std::string bwrap : {test::TestBwrap(), std::string()}) {
+    CAPTURE(bwrap);
+    HostFiles host;
+    const auto before = host.State();
+    std::string level;
+    nlohmann::json report = RunMetadataProbe(ws.path(), host, Options(bwrap), false, &level);
+    CHECK(level == ExpectedLevel(bwrap));
+    CHECK(report.size() == kMetadataCalls.size() + 3);
+    for (const std::string& call : kMetadataCalls) {
+      CAPTURE(call);
+      CHECK(report[call] == "EPERM");
+    }
+    // Under bubblewrap the host's /dev/null is bound writable: a root checker could chmod it.
+    CHECK(report["chmod /dev/null"] == "EPERM");
+    CHECK(report["scratch chmod"] == "EPERM");
+    CHECK(report["tempfile"] == "ok");
+    const auto after = host.State();
+    for (const std::string& f : host.All()) {
+      CAPTURE(f);
+      CHECK(after.at(f) == before.at(f));
+    }
+  }
+  // The control: unconfined, every call of the same probe succeeds and the files show it, so the
+  // checks above can fail.
+  HostFiles host;
+  const auto before = host.State();
+  std::string level;
+  nlohmann::json off = RunMetadataProbe(ws.path(), host, Options(), true, &level);
+  CHECK(level == "off");
+  for (const std::string& call : kMetadataCalls) {
+    CAPTURE(call);
+    CHECK(off[call] == "ok");
+  }
+  CHECK(off["scratch chmod"] == "ok");
+  struct stat st {};
+  REQUIRE(::stat(host.secret.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0666);
+  CHECK(st.st_mtim.tv_sec == 978307200);  // 2001-01-01
+  REQUIRE(::stat(host.config_dir.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0777);
+  REQUIRE(::stat(host.journal.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0666);
+  char value[16];
+  CHECK(::getxattr(host.secret.c_str(), "user.dg", value, sizeof value) == 7);
+  CHECK(host.State() != before);
 }
 
 TEST_CASE("sandbox: off runs the checker unconfined and says so") {
