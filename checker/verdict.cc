@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -22,18 +23,8 @@ constexpr std::string_view kFence = "```";
 
 bool IsJsBlank(std::string_view s) { return JsTrim(s).empty(); }
 
-// ASCII lowercase, for the case-insensitive parts of ClaimsVerdict.
+// ASCII lowercase, for the case-insensitive parts of ClaimsVerdict and the claim scan.
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool ContainsNoCase(std::string_view haystack, std::string_view needle) {
-  if (needle.size() > haystack.size()) return false;
-  for (size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
-    size_t k = 0;
-    while (k < needle.size() && Lower(haystack[i + k]) == needle[k]) ++k;
-    if (k == needle.size()) return true;
-  }
-  return false;
-}
 
 // JSON.parse plus a refusal of duplicate keys at any depth: nlohmann keeps the last of two
 // equal keys (JSON.parse does too), which would let `{"verdict":"veto",…,"verdict":"allow"}`
@@ -57,27 +48,193 @@ nlohmann::json ParseWithoutDuplicateKeys(const std::string& text) {
   return value;
 }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+// ---- The claim scan (FindVerdictClaim) ----
+
+// Code points that hide between letters: Unicode's Default_Ignorable_Code_Point (zero-width
+// space and joiners, soft hyphen, bidi controls, word joiner, variation selectors, BOM, tags).
+bool IsDefaultIgnorable(char32_t cp) {
+  return cp == 0xAD || cp == 0x34F || cp == 0x61C || cp == 0x115F || cp == 0x1160 || cp == 0x17B4 ||
+         cp == 0x17B5 || (cp >= 0x180B && cp <= 0x180F) || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) || cp == 0x3164 ||
+         (cp >= 0xFE00 && cp <= 0xFE0F) || cp == 0xFEFF || cp == 0xFFA0 ||
+         (cp >= 0xFFF0 && cp <= 0xFFF8) || (cp >= 0x1BCA0 && cp <= 0x1BCA3) ||
+         (cp >= 0x1D173 && cp <= 0x1D17A) || (cp >= 0xE0000 && cp <= 0xE0FFF);
+}
+
+// One code point as the claim scan reads it (verdict.h, FindVerdictClaim): kSkip for what
+// hides between letters, ' ' for white space, '\n' for a line end, the ASCII twin of a
+// full-width form, kOther for any other non-ASCII code point (punctuation to the scan).
+constexpr char kSkip = 0;
+constexpr char kOther = static_cast<char>(0x80);
+
+struct Unit {
+  char c;
+  size_t length;
+};
+
+Unit UnitAt(std::string_view text, size_t i) {
+  const auto byte = static_cast<unsigned char>(text[i]);
+  if (byte < 0x80) {
+    if (byte == '\t' || byte == '\r' || byte == '\v' || byte == '\f') return {' ', 1};
+    return {static_cast<char>(byte), 1};  // NUL is kSkip
+  }
+  const Utf8Step step = DecodeUtf8At(text, i);  // the repo's one UTF-8 decoder (host/utf8.h)
+  if (!step.valid || IsDefaultIgnorable(step.cp)) return {kSkip, step.length};
+  if (step.cp == 0x2028 || step.cp == 0x2029) return {'\n', step.length};
+  if (IsJsWhiteSpace(step.cp)) return {' ', step.length};
+  if (step.cp >= 0xFF01 && step.cp <= 0xFF5E) {
+    return {static_cast<char>(step.cp - 0xFEE0), step.length};
+  }
+  return {kOther, step.length};
+}
+
+bool IsWordChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// Where a clause ends in prose: a keyword and its value never straddle one ("The verdict.
+// No further issues." states no verdict).
+bool EndsClause(char c) { return c == '.' || c == '!' || c == '?' || c == ',' || c == ';'; }
+
+// A word of the text: [at, end) in bytes, its first kWordKeep letters lowercased.
+constexpr size_t kWordKeep = 12;
+struct Word {
+  size_t at = 0;
+  size_t end = 0;
+  char low[kWordKeep] = {};
+  size_t size = 0;                 // letters in the word (may exceed kWordKeep)
+  std::string_view Text() const {  // "" when longer than kWordKeep
+    return size <= kWordKeep ? std::string_view(low, size) : std::string_view();
+  }
+};
+
+// The word starting at text[at] (a word character), skipped code points included.
+Word ReadWord(std::string_view text, size_t at) {
+  Word word;
+  word.at = at;
+  size_t i = at;
+  while (i < text.size()) {
+    const Unit u = UnitAt(text, i);
+    if (u.c != kSkip && !IsWordChar(u.c)) break;
+    if (u.c != kSkip) {
+      if (word.size < kWordKeep) word.low[word.size] = Lower(u.c);
+      ++word.size;
+      word.end = i + u.length;
+    }
+    i += u.length;
+  }
+  return word;
+}
+
+bool OneOf(std::string_view word, std::initializer_list<std::string_view> list) {
+  return std::find(list.begin(), list.end(), word) != list.end();
+}
+
+// The words that state a decision (their first word after the keyword decides it).
+bool IsVerdictWord(std::string_view w) {
+  return OneOf(w, {"allow",   "allows",  "allowed",  "allowing", "admit",    "admits",   "admitted",
+                   "accept",  "accepts", "accepted", "approve",  "approves", "approved", "pass",
+                   "passes",  "passed",  "ok",       "okay",     "lgtm",     "yes",      "go",
+                   "veto",    "vetoes",  "vetoed",   "reject",   "rejects",  "rejected", "deny",
+                   "denies",  "denied",  "block",    "blocks",   "blocked",  "refuse",   "refuses",
+                   "refused", "fail",    "fails",    "failed",   "decline",  "declines", "declined",
+                   "no"});
+}
+
+// Words that may stand between the keyword and the verdict word ("the verdict is veto", "my
+// decision would be to reject", "verdict: not admitted"); at most kMaxConnectors of them.
+bool IsConnector(std::string_view w) {
+  return OneOf(w, {"is", "was", "be", "would", "will", "shall", "should", "must", "remains",
+                   "stays", "to", "i", "we", "hereby", "still", "now", "a", "not"});
+}
+constexpr int kMaxConnectors = 3;
+
+// The gap after a keyword: the units up to the next word, a clause end or the text's end.
+struct Gap {
+  size_t end = 0;         // where it stops
+  char first = kSkip;     // its first unit
+  bool marked = false;    // it holds more than spaces: punctuation or a line end
+  bool key_sign = false;  // it holds ':' or '='
+};
+
+Gap ReadGap(std::string_view text, size_t at) {
+  Gap gap;
+  size_t i = at;
+  while (i < text.size()) {
+    const Unit u = UnitAt(text, i);
+    if (IsWordChar(u.c) || EndsClause(u.c)) break;
+    if (u.c != kSkip) {
+      if (gap.first == kSkip) gap.first = u.c;
+      gap.marked = gap.marked || u.c != ' ';
+      gap.key_sign = gap.key_sign || u.c == ':' || u.c == '=';
+    }
+    i += u.length;
+  }
+  gap.end = i;
+  return gap;
+}
+
+size_t LineEnd(std::string_view text, size_t at) {
+  const size_t end = text.find('\n', at);
+  return end == std::string_view::npos ? text.size() : end;
+}
+
+// Whether the keyword `word` (verdict or decision) starts a claim; `line_start`: only
+// punctuation and spaces precede it on its line; `before`: the unit just before it.
+std::optional<VerdictClaim> ClaimAt(std::string_view text, const Word& word, bool line_start,
+                                    char before, ClaimForms forms) {
+  Gap gap = ReadGap(text, word.end);
+  if (word.Text() == "verdict") {
+    if ((before == '"' || before == '\'') && gap.first == before) {
+      return VerdictClaim{word.at, LineEnd(text, word.at)};  // "verdict" or 'verdict'
+    }
+    if (line_start && gap.key_sign) return VerdictClaim{word.at, LineEnd(text, word.at)};
+  }
+  if (forms != ClaimForms::kKeysAndStatements) return std::nullopt;
+  bool joined = gap.marked;
+  for (int connectors = 0; gap.end < text.size(); ++connectors) {
+    if (!IsWordChar(UnitAt(text, gap.end).c)) return std::nullopt;  // a clause ends
+    const Word next = ReadWord(text, gap.end);
+    if (joined && IsVerdictWord(next.Text())) return VerdictClaim{word.at, next.end};
+    if (connectors == kMaxConnectors || !IsConnector(next.Text())) return std::nullopt;
+    joined = true;
+    const Gap after = ReadGap(text, next.end);
+    gap.end = after.end;
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
-bool MentionsVerdictKey(std::string_view text) {
-  if (ContainsNoCase(text, "\"verdict\"")) return true;
-  // An unquoted key at the start of a line, as YAML, JSON5 or TOML write it: `verdict: veto`.
-  for (size_t at = 0; at < text.size();) {
-    size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(at, end - at);
-    size_t i = 0;
-    while (i < line.size() && (IsSpace(line[i]) || line[i] == '{' || line[i] == '-')) ++i;
-    if (ContainsNoCase(line.substr(i, 7), "verdict")) {
-      size_t j = i + 7;
-      while (j < line.size() && IsSpace(line[j])) ++j;
-      if (j < line.size() && (line[j] == ':' || line[j] == '=')) return true;
+std::optional<VerdictClaim> FindVerdictClaim(std::string_view text, ClaimForms forms) {
+  bool line_start = true;  // nothing but punctuation and spaces so far on this line
+  char before = '\n';      // the last unit read (not kSkip)
+  for (size_t i = 0; i < text.size();) {
+    const Unit u = UnitAt(text, i);
+    if (u.c == kSkip) {
+      i += u.length;
+      continue;
     }
-    at = end + 1;
+    if (IsWordChar(u.c)) {
+      const Word word = ReadWord(text, i);
+      const std::string_view low = word.Text();
+      if (low == "verdict" || low == "decision") {
+        if (auto claim = ClaimAt(text, word, line_start, before, forms)) return claim;
+      }
+      line_start = false;
+      before = 'a';
+      i = word.end;
+      continue;
+    }
+    if (u.c == '\n') {
+      line_start = true;
+    } else if (EndsClause(u.c)) {
+      line_start = false;
+    }
+    before = u.c;
+    i += u.length;
   }
-  return false;
+  return std::nullopt;
 }
 
 std::vector<FencedBlock> FencedBlocks(std::string_view reply) {
@@ -131,7 +288,7 @@ bool ClaimsVerdict(const FencedBlock& block) {
     }
   }
   if (!content.empty() && content[0] == '{') return true;
-  return MentionsVerdictKey(block.content);
+  return FindVerdictClaim(block.content, ClaimForms::kKeys).has_value();
 }
 
 namespace {
@@ -157,8 +314,11 @@ const char* TypeName(const nlohmann::json& value) {
 }
 
 // DecodeVerdictBlock's rules, one by one; on the first that fails, `why` says which (the
-// wording of VerdictFaultReason, after "the last verdict block ").
-std::optional<Verdict> Decode(std::string_view content, std::string* why) {
+// wording of VerdictFaultReason, after "the last verdict block "). `odd_nonce`, when given, is
+// set to the quoted value of a "nonce" that is there but not a string (a valid verdict still;
+// only an edge with verdictNonce refuses it, and must say it is the type, not the absence).
+std::optional<Verdict> Decode(std::string_view content, std::string* why,
+                              std::string* odd_nonce = nullptr) {
   auto no = [&](std::string reason) -> std::optional<Verdict> {
     if (why) *why = std::move(reason);
     return std::nullopt;
@@ -212,7 +372,13 @@ std::optional<Verdict> Decode(std::string_view content, std::string* why) {
     }
   }
   const auto nonce = value.find("nonce");
-  if (nonce != value.end() && nonce->is_string()) out.nonce = nonce->get<std::string>();
+  if (nonce != value.end()) {
+    if (nonce->is_string()) {
+      out.nonce = nonce->get<std::string>();
+    } else if (odd_nonce) {
+      *odd_nonce = Quoted(*nonce);
+    }
+  }
   return out;
 }
 
@@ -229,32 +395,47 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
       return std::nullopt;
     }
     std::string block_why;
-    std::optional<Verdict> verdict = Decode(it->content, why ? &block_why : nullptr);
+    std::string odd_nonce;
+    std::optional<Verdict> verdict = Decode(it->content, why ? &block_why : nullptr, &odd_nonce);
     if (!verdict) {
       if (why) *why = "the last verdict block " + block_why;
       return std::nullopt;
     }
     if (nonce && verdict->nonce != *nonce) {
       if (why) {
-        *why = verdict->nonce ? "the last verdict block carries another \"nonce\" than this "
-                                "dispatch's (an echoed or forged verdict)"
-                              : "the last verdict block has no \"nonce\"; this edge sets "
-                                "verdictNonce, so the verdict must carry the prompt's nonce";
+        if (verdict->nonce) {
+          *why =
+              "the last verdict block carries another \"nonce\" than this dispatch's (an echoed "
+              "or forged verdict)";
+        } else if (!odd_nonce.empty()) {
+          *why = "the last verdict block says \"nonce\": " + odd_nonce +
+                 "; expected a string, the prompt's nonce (this edge sets verdictNonce)";
+        } else {
+          *why =
+              "the last verdict block has no \"nonce\"; this edge sets verdictNonce, so the "
+              "verdict must carry the prompt's nonce";
+        }
       }
       return std::nullopt;
     }
-    // Nothing after it may look like a verdict either: a final answer that the fence scan does
-    // not see as a block (a `~~~` fence, a one-line fence, a fence that an inline ``` in the
-    // prose paired off) must not leave an earlier draft deciding (the trial of 2026-12-02).
+    // Nothing after it may claim a verdict either (FindVerdictClaim, keys and statements): a
+    // final answer that the fence scan does not see as a block (a `~~~` fence, a one-line
+    // fence, a fence that an inline ``` in the prose paired off; the trial of 2026-12-02) or
+    // one stated in prose (`**Verdict:** veto`, `## Verdict` + `veto`; the trial of
+    // 2026-12-03) must not leave an earlier draft deciding. A restatement that agrees fails
+    // too: the gate does not interpret prose, and only the last block may decide.
     const size_t tail_at =
         static_cast<size_t>(it->content.data() - reply.data()) + it->content.size() + kFence.size();
-    if (tail_at < reply.size() && MentionsVerdictKey(reply.substr(tail_at))) {
-      if (why) {
-        *why =
-            "the reply names a verdict key after its last verdict block (a final answer in a "
-            "fence the gate does not read as one?)";
+    if (tail_at < reply.size()) {
+      const std::string_view tail = reply.substr(tail_at);
+      if (const auto claim = FindVerdictClaim(tail, ClaimForms::kKeysAndStatements)) {
+        if (why) {
+          const std::string said(tail.substr(claim->at, claim->end - claim->at));
+          *why = "the reply claims a verdict after its last verdict block (" + Quoted(said) +
+                 "); only the last verdict block may decide, so end the reply with it";
+        }
+        return std::nullopt;
       }
-      return std::nullopt;
     }
     return verdict;
   }

@@ -36,15 +36,39 @@ std::vector<FencedBlock> FencedBlocks(std::string_view reply);
 
 /// Whether a block claims to be a verdict: the first word of its info string is `json` (ASCII
 /// case-insensitive), or its content after JSON whitespace (and a BOM) starts with `{`, or it
-/// holds `"verdict"` (ASCII case-insensitive). Such a block decides; anything else (a `cpp`
-/// snippet, prose in a bare fence) is ignored.
+/// names a verdict key (FindVerdictClaim with ClaimForms::kKeys). Such a block decides;
+/// anything else (a `cpp` snippet, prose in a bare fence) is ignored.
 bool ClaimsVerdict(const FencedBlock& block);
 
-/// Whether `text` names a verdict key: `"verdict"` anywhere (any case), or an unquoted
-/// `verdict` followed by `:` or `=` at the start of a line (after spaces, `{` or `-`), as YAML,
-/// JSON5 or TOML would write it. Used for a block's content (ClaimsVerdict) and for the reply
-/// after the deciding block (ParseLastVerdict).
-bool MentionsVerdictKey(std::string_view text);
+/// What FindVerdictClaim looks for.
+enum class ClaimForms {
+  kKeys,               // a verdict key only: what makes a fenced block claim (ClaimsVerdict)
+  kKeysAndStatements,  // also a decision stated in prose: what may not follow the deciding block
+};
+
+/// Where a claim starts and ends in the text searched: byte offsets, at < end.
+struct VerdictClaim {
+  size_t at = 0;
+  size_t end = 0;
+};
+
+/// The first verdict claim in `text`, or nullopt. The text is read as the claim scan folds it:
+/// zero-width and other default-ignorable code points and ill-formed bytes are skipped (also
+/// inside a word), Unicode white space is a space (U+2028/U+2029 a line end), a full-width form
+/// (`：`, `ｖ`) is its ASCII twin, any other non-ASCII code point is punctuation. Words are runs
+/// of ASCII letters and digits, compared ASCII case-insensitively. The forms:
+///  - a key: `verdict` quoted with `"` or `'` anywhere (`{'verdict': 'veto'}`), or unquoted at
+///    the start of a line (after nothing but punctuation and spaces: `- `, `> `, `{`, `**`)
+///    and followed, before the next word, by `:` or `=` (YAML, JSON5, TOML) — whatever follows;
+///  - with kKeysAndStatements, a statement: the word `verdict` or `decision`, then (up to three
+///    connecting words such as `is`, `would`, `be`, `to`, `not`, or) a run of punctuation, white
+///    space or line ends that is not only spaces and holds no `.` `!` `?` `,` `;`, then a
+///    verdict word (allow, veto, admit, reject, approve, deny, block, pass, fail, ok, yes, no
+///    and their forms): `**Verdict:** veto`, `Final verdict: veto`, `## Verdict` + LF + `veto`,
+///    `| verdict | veto |`, `<verdict>veto</verdict>`, `Decision — reject`, `the verdict is
+///    veto`. `The verdict stands.` and `this decision allows it` are no claims.
+/// One linear pass; nothing is allocated.
+std::optional<VerdictClaim> FindVerdictClaim(std::string_view text, ClaimForms forms);
 
 /// Decodes one block's content: JSON object (surrounding whitespace allowed), no key twice
 /// anywhere in it (issue 7 item 2), `verdict` exactly "allow" or "veto", `summary` a string
@@ -52,10 +76,13 @@ bool MentionsVerdictKey(std::string_view text);
 /// ignored. Anything else → nullopt.
 std::optional<Verdict> DecodeVerdictBlock(std::string_view content);
 
-/// The verdict of a reply: the last block that ClaimsVerdict, when it is closed, decodes and
-/// (with `nonce` set) carries exactly that nonce. Otherwise — no claiming block, or the last
-/// one is not a valid verdict — nullopt, the fault `the checker replied without a parsable
-/// verdict block`: an earlier valid block never stands in for a broken last one.
+/// The verdict of a reply: the last block that ClaimsVerdict, when it is closed, decodes,
+/// (with `nonce` set) carries exactly that nonce as a string, and nothing after it in the reply
+/// claims a verdict (FindVerdictClaim with kKeysAndStatements: a final answer the fence scan
+/// does not see as a block, or a restated decision, agreeing or not). Otherwise — no claiming
+/// block, the last one is not a valid verdict, or a claim follows it — nullopt, the fault `the
+/// checker replied without a parsable verdict block`: an earlier valid block never stands in
+/// for a broken last one.
 std::optional<Verdict> ParseLastVerdict(std::string_view reply,
                                         const std::optional<std::string>& nonce = std::nullopt);
 

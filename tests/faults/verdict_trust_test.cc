@@ -79,6 +79,36 @@ TEST_CASE("trust: a draft allow followed by a broken final verdict block fails c
   RequireParked(ws, "the checker replied without a parsable verdict block");
 }
 
+TEST_CASE(
+    "trust: a draft allow fence followed by a final veto in prose fails closed, nonce or not") {
+  // The trial of 2026-12-03: the checker copies the prompt's nonce (when there is one) into a
+  // draft allow, then states its final veto in prose. The draft must not decide.
+  for (bool nonce : {false, true}) {
+    CAPTURE(nonce);
+    Workspace ws("");
+    const std::string checker = ws / "prose_veto.sh";
+    test::Spit(checker, R"SH(n=$(sed -n 's/.*Include "nonce": "\([0-9a-f]*\)".*/\1/p')
+if [ -n "$n" ]; then n=", \"nonce\": \"$n\""; fi
+printf '```json\n{"verdict": "allow", "summary": "draft"%s}\n```\n\n**Verdict:** veto\n' "$n"
+)SH");
+    GateYaml yaml;
+    yaml.command = {"/bin/sh", checker};
+    yaml.cache_dir = kCacheDir;
+    ws.WriteConfig(nonce ? WithNonce(yaml.Text()) : yaml.Text());
+    ws.CardInDesigning();
+    auto r = ws.Gate({"move", kCard, "ready"});
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(r.out ==
+          CouldNotRunWithReport(
+              ws, "the checker replied without a parsable verdict block",
+              "the reply claims a verdict after its last verdict block (\"Verdict:** "
+              "veto\"); only the last verdict block may decide, so end the reply with it") +
+              ParkedLine());
+    RequireParked(ws, "the checker replied without a parsable verdict block");
+  }
+}
+
 TEST_CASE("trust: a cached allow is not reused after the operator swaps the provider") {
   Workspace ws("");
   const std::string allow =

@@ -231,6 +231,15 @@ TEST_CASE("VerdictFaultReason says which rule the last verdict block breaks") {
   CHECK(why(ok, std::string("abc")) ==
         "the last verdict block has no \"nonce\"; this edge sets verdictNonce, so the verdict "
         "must carry the prompt's nonce");
+  // A nonce of another type is there, but is not the prompt's nonce string.
+  CHECK(why(block("{\"verdict\": \"allow\", \"summary\": \"ok\", \"nonce\": 5}"),
+            std::string("abc")) ==
+        "the last verdict block says \"nonce\": 5; expected a string, the prompt's nonce (this "
+        "edge sets verdictNonce)");
+  CHECK(why(block("{\"verdict\": \"allow\", \"summary\": \"ok\", \"nonce\": null}"),
+            std::string("abc")) ==
+        "the last verdict block says \"nonce\": null; expected a string, the prompt's nonce "
+        "(this edge sets verdictNonce)");
   CHECK(why(block("{\"verdict\": \"allow\", \"summary\": \"ok\", \"nonce\": \"x\"}"),
             std::string("abc")) ==
         "the last verdict block carries another \"nonce\" than this dispatch's (an echoed or "

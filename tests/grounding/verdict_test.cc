@@ -341,7 +341,7 @@ TEST_CASE("only the last block that claims to be a verdict decides, and only whe
 
 // The trial of 2026-12-02: a draft allow, then a final answer the fence scan does not see as
 // a claiming block. Each admitted the draft before; now nothing after the deciding block may
-// name a verdict key.
+// claim a verdict.
 TEST_CASE("a final answer the fence scan misses never leaves a draft allow deciding") {
   const std::string draft = "```json\n{\"verdict\": \"allow\", \"summary\": \"draft ok\"}\n```\n";
   const std::vector<std::string> finals = {
@@ -370,15 +370,213 @@ TEST_CASE("a final answer the fence scan misses never leaves a draft allow decid
   CHECK(with_prose->allow);
 }
 
-TEST_CASE("MentionsVerdictKey finds a quoted key anywhere and an unquoted one at a line start") {
-  CHECK(MentionsVerdictKey("x \"Verdict\" y"));
-  CHECK(MentionsVerdictKey("verdict: veto"));
-  CHECK(MentionsVerdictKey("  - verdict = allow"));
-  CHECK(MentionsVerdictKey("{verdict: 'veto'}"));
-  CHECK(MentionsVerdictKey("a\nVERDICT : x"));
-  CHECK_FALSE(MentionsVerdictKey("my verdict: allow"));  // not at the start of a line
-  CHECK_FALSE(MentionsVerdictKey("verdicts: 3"));
-  CHECK_FALSE(MentionsVerdictKey("the verdict stands"));
+TEST_CASE("FindVerdictClaim: a key claims anywhere it is quoted, or unquoted at a line start") {
+  for (ClaimForms forms : {ClaimForms::kKeys, ClaimForms::kKeysAndStatements}) {
+    CHECK(FindVerdictClaim("x \"Verdict\" y", forms));
+    CHECK(FindVerdictClaim("x 'verdict' y", forms));  // JSON5, Python
+    CHECK(FindVerdictClaim("result = {'verdict': 'veto'}", forms));
+    CHECK(FindVerdictClaim("verdict: veto", forms));
+    CHECK(FindVerdictClaim("  - verdict = allow", forms));
+    CHECK(FindVerdictClaim("{verdict: 'veto'}", forms));
+    CHECK(FindVerdictClaim("a\nVERDICT : x", forms));  // a key, whatever its value
+    CHECK(FindVerdictClaim("> **Verdict**: pending", forms));
+    CHECK(FindVerdictClaim("\xC2\xA0verdict: x", forms));      // NBSP before it
+    CHECK(FindVerdictClaim("\xE2\x80\x8Bverdict: x", forms));  // ZWSP before it
+    CHECK(
+        FindVerdictClaim("ver\xE2\x80\x8B"
+                         "dict: x",
+                         forms));  // ZWSP inside the word
+    CHECK(
+        FindVerdictClaim("\xEF\xBD\x96"
+                         "erdict\xEF\xBC\x9A x",
+                         forms));  // full-width v and :
+    CHECK_FALSE(FindVerdictClaim("verdicts: 3", forms));
+    CHECK_FALSE(FindVerdictClaim("the verdict stands", forms));
+    CHECK_FALSE(FindVerdictClaim("Thanks.", forms));
+    CHECK_FALSE(FindVerdictClaim("", forms));
+  }
+  // Not at a line start a key is a statement: only kKeysAndStatements sees it.
+  CHECK_FALSE(FindVerdictClaim("my verdict: allow", ClaimForms::kKeys));
+  CHECK(FindVerdictClaim("my verdict: allow", ClaimForms::kKeysAndStatements));
+  CHECK_FALSE(FindVerdictClaim("echo verdict: allow", ClaimForms::kKeys));
+  CHECK_FALSE(FindVerdictClaim("Decision: veto", ClaimForms::kKeys));  // not a key
+}
+
+TEST_CASE("FindVerdictClaim: a statement is the word, a separator, then a verdict word") {
+  struct Case {
+    const char* text;
+    const char* claim;  // the claim's text, or nullptr for none
+  };
+  const Case cases[] = {
+      {"**Verdict:** veto", "Verdict:** veto"},
+      {"Final verdict: VETO.", "verdict: VETO"},
+      {"## Verdict\n\nveto", "Verdict\n\nveto"},
+      {"| verdict | veto |", "verdict | veto"},
+      {"<verdict>veto</verdict>", "verdict>veto"},
+      {"Decision \xE2\x80\x94 rejected", "Decision \xE2\x80\x94 rejected"},
+      {"The verdict is veto.", "verdict is veto"},
+      {"My decision would be to reject it.", "decision would be to reject"},
+      {"Verdict: not admitted", "Verdict: not admitted"},
+      {"x\n1. Decision: approve", "Decision: approve"},
+      {"The verdict stands.", nullptr},
+      {"This decision allows the card to move on.", nullptr},  // only a space joins them
+      {"The verdict. No further issues.", nullptr},            // a clause ends between them
+      {"I hope the verdict helps, no rush.", nullptr},
+      {"The decision is yours to make; veto it if you like.", nullptr},
+      {"verdictveto", nullptr},
+      {"indecision: veto", nullptr},  // whole words only
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    const std::string_view text = c.text;
+    const auto claim = FindVerdictClaim(text, ClaimForms::kKeysAndStatements);
+    if (c.claim == nullptr) {
+      CHECK_FALSE(claim);
+    } else {
+      REQUIRE(claim);
+      CHECK(text.substr(claim->at, claim->end - claim->at) == c.claim);
+    }
+  }
+}
+
+namespace {
+
+// The trial of 2026-12-03: a draft allow fence (with the nonce when the edge sets one), then a
+// final veto stated in prose or in a block the decoder refuses. Each admitted the draft before.
+const char* const kFinalVetoes[] = {
+    "**Verdict:** veto",
+    "Final verdict: veto",
+    "**Verdict: veto**",
+    "> verdict: veto",
+    "* Verdict: veto",
+    "Verdict - VETO",
+    "Verdict \xE2\x80\x94 veto.",
+    "_Verdict_: veto",
+    "## Verdict\nveto",
+    "| verdict | veto |",
+    "<verdict>veto</verdict>",
+    "Decision: veto",
+    "Verdict\xEF\xBC\x9A veto",              // full-width colon
+    "\xC2\xA0verdict: veto",                 // NBSP before it
+    "\xE2\x80\x8Bverdict: veto",             // ZWSP before it
+    "{'verdict': 'veto', 'summary': 'no'}",  // JSON5-style, single quotes, in prose
+    "```json5\n// final\n{'verdict': 'veto', 'summary': 'no'}\n```",
+    "```js\nconst verdict = {'verdict': 'veto'};\n```",
+    "```{'verdict': 'veto', 'summary': 'no'}```",  // a one-line fence
+    "~~~json5\n{'verdict': 'veto'}\n~~~",
+    // caught before: keep them caught
+    "verdict: veto",
+    "  verdict: veto",
+    "\tverdict: veto",
+    "- verdict: veto",
+    "`verdict: veto`",
+    // the same claims, worded otherwise
+    "The verdict is veto.",
+    "My decision would be to reject.",
+    "Verdict: not admitted",
+    "ver\xE2\x80\x8B"
+    "dict: veto",  // ZWSP inside the word
+    "\xEF\xBD\x96\xEF\xBD\x85\xEF\xBD\x92\xEF\xBD\x84\xEF\xBD\x89\xEF\xBD\x83\xEF\xBD\x94: veto",
+    "Verdict\xE3\x80\x80:\xE3\x80\x80veto",  // ideographic spaces
+    "1. Verdict: veto",
+    "Verdict:\n\n**VETO**",
+    // a restatement that agrees is a claim too: only the block decides
+    "**Verdict:** allow",
+};
+
+std::string AllowFence(const std::optional<std::string>& nonce) {
+  return Block("{\"verdict\":\"allow\",\"summary\":\"ok\"" +
+               (nonce ? ",\"nonce\":\"" + *nonce + "\"" : std::string()) + "}");
+}
+
+// Replies that must still decide by their last block, with the verdict they give.
+struct Admitted {
+  const char* label;
+  std::string before;  // prose before the final fence
+  bool allow;          // the final fence's verdict
+  std::string after;   // prose after it
+};
+
+std::string Fence(bool allow, const std::optional<std::string>& nonce) {
+  return Block(std::string("{\"verdict\":\"") + (allow ? "allow" : "veto") +
+               "\",\"summary\":\"final\"" +
+               (nonce ? ",\"nonce\":\"" + *nonce + "\"" : std::string()) + "}");
+}
+
+const Admitted kStillDecide[] = {
+    {"a stated verdict before the fence", "**Verdict:** allow\n\nThe design is grounded.\n", true,
+     "\n"},
+    {"a contrary statement before the fence (a draft)",
+     "## Verdict\nveto at first; on reflection:\n", true, ""},
+    {"a decision line before a veto fence", "Decision: veto\n\n", false, "\n"},
+    {"the quoted contract before the fence",
+     "You asked for:\n```json\n{\"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\"}\n"
+     "```\n",
+     false, ""},
+    {"thanks after", "", true, "\nThanks.\n"},
+    {"the verdict stands", "", true, "\nThe verdict stands.\n"},
+    {"the verdict above is final", "", false, "\nThe verdict above is final.\n"},
+    {"this decision allows", "", true, "\nThis decision allows the card to move on.\n"},
+    {"a clause ends after the word", "", true, "\nI stand by the verdict. No further issues.\n"},
+    {"a shell snippet after", "", true, "\nRun:\n```bash\nmake test\n```\n"},
+    {"a signature after", "", true, "\n\xE2\x80\x94 the grounding bot\n"},
+};
+
+}  // namespace
+
+TEST_CASE("a verdict claimed after the deciding block makes the reply fail closed, nonce or not") {
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    CAPTURE(nonce.value_or("(verdictNonce off)"));
+    // The control: the draft alone is an allow.
+    REQUIRE(ParseLastVerdict(AllowFence(nonce), nonce));
+    for (const char* final_veto : kFinalVetoes) {
+      CAPTURE(final_veto);
+      const std::string reply = "Reviewed.\n\n" + AllowFence(nonce) +
+                                "\nOn reflection, the design cites REQ-7.\n\n" + final_veto + "\n";
+      CHECK_FALSE(ParseLastVerdict(reply, nonce));
+      const std::string why = VerdictFaultReason(reply, nonce);
+      CAPTURE(why);
+      // Either the tail states a verdict, or a block there claims one and is not valid.
+      CHECK((why.rfind("the reply claims a verdict after its last verdict block (", 0) == 0 ||
+             why.rfind("the last verdict block ", 0) == 0));
+    }
+  }
+}
+
+TEST_CASE("verdict words before the deciding block, or none after it, leave the block deciding") {
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    CAPTURE(nonce.value_or("(verdictNonce off)"));
+    for (const Admitted& c : kStillDecide) {
+      CAPTURE(c.label);
+      const std::string reply = c.before + Fence(c.allow, nonce) + c.after;
+      const auto verdict = ParseLastVerdict(reply, nonce);
+      REQUIRE(verdict);
+      CHECK(verdict->allow == c.allow);
+      CHECK(verdict->summary == "final");
+      CHECK(VerdictFaultReason(reply, nonce).empty());
+    }
+  }
+}
+
+TEST_CASE("the fault for a claim after the block quotes the claim") {
+  const std::string reply = AllowFence(std::nullopt) + "\n**Verdict:** veto\n";
+  CHECK(VerdictFaultReason(reply) ==
+        "the reply claims a verdict after its last verdict block (\"Verdict:** veto\"); only the "
+        "last verdict block may decide, so end the reply with it");
+  CHECK(VerdictFaultReason(AllowFence(std::nullopt) + "\n## Verdict\nveto") ==
+        "the reply claims a verdict after its last verdict block (\"Verdict\\nveto\"); only the "
+        "last verdict block may decide, so end the reply with it");
+}
+
+TEST_CASE("a single-quoted verdict key makes a block claim, so a JSON5 last block fails closed") {
+  CHECK(ClaimsVerdict(FencedBlock{"js", "const v = {'verdict': 'veto'};", true}));
+  CHECK(ClaimsVerdict(FencedBlock{"json5", "// final\n{'verdict': 'veto'}", true}));
+  const std::string reply =
+      AllowFence(std::nullopt) + "\n```js\nconst v = {'verdict': 'veto'};\n```";
+  CHECK_FALSE(ParseLastVerdict(reply));
+  CHECK(VerdictFaultReason(reply) == "the last verdict block is not valid JSON");
 }
 
 TEST_CASE("a key twice anywhere in the verdict object makes it no verdict") {
