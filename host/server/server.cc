@@ -1,9 +1,11 @@
 // The admission server's I/O: listeners, HTTP sessions, the attempt scheduler, reload and
 // drain. Everything that touches Boost.Asio / Beast is in this file (compile cost, STYLE.md).
 //
-// Threads: one. One io_context accepts, parses, routes, schedules and writes, and runs every
-// attempt as a coroutine on it; a check's checker is driven on the same io_context
-// (CheckWaiter), no thread per request or per check (docs/server.md "How attempts run").
+// Threads: one runs everything. One io_context accepts, parses, routes, schedules and writes,
+// and runs every attempt as a coroutine on it; a check's checker is driven on the same
+// io_context (CheckWaiter), no thread per request or per check (docs/server.md "How attempts
+// run"). The one exception: a TCP listener's peer screens run on two threads of their own
+// (screen_pool.h), which touch no I/O object and post each result back.
 #include "host/server/server.h"
 
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -32,6 +35,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stdexcept>
+#include <system_error>
 
 #include "checker/subprocess.h"
 #include "host/decision_ledger.h"
@@ -41,6 +46,7 @@
 #include "host/server/api.h"
 #include "host/server/metrics.h"
 #include "host/server/peer.h"
+#include "host/server/screen_pool.h"
 #include "reports/sha256.h"
 
 namespace devflow {
@@ -225,6 +231,28 @@ struct Shared {
   int writes = 0;  // answers being written now
   // Called when an answer has been written: a drain stops once nothing runs or is written.
   std::function<void()> written;
+};
+
+// One of --max-connections' places, held from the accept until the connection is closed:
+// through the peer screen, a refusal's answer and every request of a kept-alive connection.
+// Taken before any screen runs, so connections being screened count, and a flood of
+// connects past the cap costs one accept and close each, never a screen.
+class ConnectionSlot {
+ public:
+  explicit ConnectionSlot(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {
+    ++shared_->open;
+    shared_->metrics.SetConnections(shared_->open);
+  }
+  ConnectionSlot(ConnectionSlot&& other) noexcept : shared_(std::move(other.shared_)) {}
+  ConnectionSlot& operator=(ConnectionSlot&&) = delete;
+  ~ConnectionSlot() {
+    if (!shared_) return;
+    --shared_->open;
+    shared_->metrics.SetConnections(shared_->open);
+  }
+
+ private:
+  std::shared_ptr<Shared> shared_;
 };
 
 struct PeerInfo {
@@ -763,15 +791,12 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
  public:
   using Stream = beast::basic_stream<Protocol>;
 
-  Session(typename Protocol::socket socket, Core& core, PeerInfo peer)
-      : stream_(std::move(socket)), core_(core), peer_(std::move(peer)), shared_(core.shared()) {
-    ++shared_->open;
-    shared_->metrics.SetConnections(shared_->open);
-  }
-  ~Session() {
-    --shared_->open;
-    shared_->metrics.SetConnections(shared_->open);
-  }
+  Session(typename Protocol::socket socket, Core& core, PeerInfo peer, ConnectionSlot slot)
+      : stream_(std::move(socket)),
+        core_(core),
+        peer_(std::move(peer)),
+        shared_(core.shared()),
+        slot_(std::move(slot)) {}
 
   // The first request must arrive within --read-timeout-ms of the connect; later ones on a
   // kept-alive connection within --idle-timeout-ms of the previous answer.
@@ -941,6 +966,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   Core& core_;
   PeerInfo peer_;
   std::shared_ptr<Shared> shared_;
+  ConnectionSlot slot_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::request<http::string_body> request_;
@@ -949,24 +975,64 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
 // ---- listeners ------------------------------------------------------------------------------
 
+// The TCP peer screen's pool (screen_pool.h): two threads, so a screen blocked in /proc leaves
+// one to run, and at most kScreensWaiting connections waiting for a thread (a screen costs
+// about 2 ms here: docs/performance.md); a connection past that is refused as one past
+// --max-connections is.
+constexpr int kScreenThreads = 2;
+constexpr size_t kScreensWaiting = 64;
+
+// RefuseTcpPeer, behind the test seam DEVFLOW_GATE_TEST_HOLD_TCP_SCREEN=FIFO
+// (tests/server/screen_test.cc): with it set, every TCP peer screen logs `peer screen held`
+// and reads one byte from FIFO before it runs, so a test holds screens and lets them go one
+// at a time; a byte `x` (or a FIFO that cannot be read) makes the screen throw, as a screen
+// that fails would. Unset, the screen is RefuseTcpPeer alone.
+server::PeerScreenPool::Screen TcpPeerScreen(std::vector<uid_t> allow_uids) {
+  const char* hold = std::getenv("DEVFLOW_GATE_TEST_HOLD_TCP_SCREEN");
+  std::string fifo = hold ? hold : "";
+  return [allow = std::move(allow_uids), fifo](int fd) -> std::optional<server::PeerRefusal> {
+    if (!fifo.empty()) {
+      Log().Write("info", {{"msg", "peer screen held (DEVFLOW_GATE_TEST_HOLD_TCP_SCREEN)"}});
+      char byte = 0;
+      ssize_t n = -1;
+      if (int f = ::open(fifo.c_str(), O_RDONLY | O_CLOEXEC); f >= 0) {
+        do {
+          n = ::read(f, &byte, 1);
+        } while (n < 0 && errno == EINTR);
+        ::close(f);
+      }
+      if (n != 1) throw std::runtime_error("the test hook's FIFO " + fifo + " cannot be read");
+      if (byte == 'x') throw std::runtime_error("the test hook made the screen throw");
+    }
+    return server::RefuseTcpPeer(fd, allow);
+  };
+}
+
 template <class Protocol>
 class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
  public:
   using Acceptor = typename Protocol::acceptor;
-  Listener(asio::io_context& io, Acceptor acceptor, Core& core, std::string name)
-      : io_(io), acceptor_(std::move(acceptor)), core_(core), name_(std::move(name)) {}
+  using Socket = typename Protocol::socket;
+  // `screens`: the pool of TCP peer screens (TCP listeners only); it must stop before this
+  // listener is destroyed (RunServer declares it after the listeners).
+  Listener(asio::io_context& io, Acceptor acceptor, Core& core, std::string name,
+           server::PeerScreenPool* screens = nullptr)
+      : io_(io),
+        acceptor_(std::move(acceptor)),
+        core_(core),
+        name_(std::move(name)),
+        screens_(screens) {}
 
   void Accept() {
-    acceptor_.async_accept(
-        [self = this->shared_from_this()](beast::error_code ec, typename Protocol::socket socket) {
-          if (ec) {
-            if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
-            Log().Write("warn", {{"msg", "accept failed: " + ec.message()}});
-            return self->Accept();
-          }
-          self->OnAccept(std::move(socket));
-          self->Accept();
-        });
+    acceptor_.async_accept([self = this->shared_from_this()](beast::error_code ec, Socket socket) {
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
+        Log().Write("warn", {{"msg", "accept failed: " + ec.message()}});
+        return self->Accept();
+      }
+      self->OnAccept(std::move(socket));
+      self->Accept();
+    });
   }
 
   void Stop() {
@@ -975,57 +1041,127 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
   }
 
  private:
-  void OnAccept(typename Protocol::socket socket) {
+  // A TCP connection whose peer is being screened on the pool: its socket and its place under
+  // --max-connections stay here, on the I/O thread; the pool has a dup of the descriptor and
+  // the id.
+  struct Screening {
+    Socket socket;
+    ConnectionSlot slot;
     PeerInfo peer;
-    std::optional<std::pair<int, std::string>> refuse;
+  };
+
+  // The cap first, before any screen: a connection past --max-connections costs an accept and
+  // a close. Then the peer screen: inline for a Unix peer (SO_PEERCRED and the peer's own
+  // /proc files), on the pool for a TCP one (a scan of every process's descriptors).
+  void OnAccept(Socket socket) {
+    PeerInfo peer;
+    [[maybe_unused]] std::optional<struct ucred> cred;  // Unix peers
     if constexpr (std::is_same_v<Protocol, local_stream>) {
-      struct ucred cred {};
-      socklen_t len = sizeof cred;
-      if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-        refuse = {403, "the peer's credentials cannot be read"};
-      } else {
-        peer.peer = "uid=" + std::to_string(cred.uid) + " pid=" + std::to_string(cred.pid);
-        const auto& allow = core_.options().allow_uids;
-        if (std::find(allow.begin(), allow.end(), cred.uid) == allow.end()) {
-          refuse = {403, "uid " + std::to_string(cred.uid) +
-                             " is not allowed on this socket; start the server with "
-                             "--allow-uid " +
-                             std::to_string(cred.uid) + " to allow it"};
-          core_.metrics().ConnectionRefused("peer-uid");
-          Log().Write("warn", {{"msg", "connection refused: peer uid not on the allow list"},
-                               {"peer", peer.peer}});
-        } else if (auto why = server::RefuseConfinedPeer(socket.native_handle())) {
-          // A checker runs as an allowed uid; it must still never reach the gate (issue 7).
-          refuse = {403, *why};
-          core_.metrics().ConnectionRefused("peer-confined");
-          Log().Write("warn", {{"msg", "connection refused: " + *why}, {"peer", peer.peer}});
-        }
+      struct ucred c {};
+      socklen_t len = sizeof c;
+      if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &c, &len) == 0) {
+        cred = c;
+        peer.peer = "uid=" + std::to_string(c.uid) + " pid=" + std::to_string(c.pid);
       }
     } else {
       peer.tcp = true;
       beast::error_code ec;
       auto ep = socket.remote_endpoint(ec);
       peer.peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
-      // A checker with `network: true` reaches a loopback listener (issue 7): the peer's socket
-      // is looked up and its processes examined as a Unix peer's is.
-      if (auto refused =
-              server::RefuseTcpPeer(socket.native_handle(), core_.options().allow_uids)) {
-        refuse = {403, refused->message};
-        core_.metrics().ConnectionRefused(refused->reason);
-        Log().Write("warn",
-                    {{"msg", "connection refused: " + refused->message}, {"peer", peer.peer}});
-      }
     }
     if (core_.shared()->open >= core_.options().max_connections) {
-      core_.metrics().ConnectionRefused("connection-cap");
-      Log().Write("warn",
-                  {{"msg", "connection refused: --max-connections reached"}, {"peer", peer.peer}});
-      beast::error_code ignored;
-      socket.close(ignored);
-      return;
+      return RefuseAtCap(std::move(socket), peer, "--max-connections reached");
     }
-    auto session = std::make_shared<Session<Protocol>>(std::move(socket), core_, peer);
-    if (refuse) return session->Refuse(refuse->first, refuse->second);
+    ConnectionSlot slot(core_.shared());
+    if constexpr (std::is_same_v<Protocol, local_stream>) {
+      std::optional<std::pair<int, std::string>> refuse = ScreenUnixPeer(socket, cred, peer);
+      auto session =
+          std::make_shared<Session<Protocol>>(std::move(socket), core_, peer, std::move(slot));
+      if (refuse) return session->Refuse(refuse->first, refuse->second);
+      session->Start();
+    } else {
+      ScreenTcpPeer(std::move(socket), std::move(peer), std::move(slot));
+    }
+  }
+
+  // Today's answer to a connection past the cap: none, the connection is closed at once.
+  void RefuseAtCap(Socket socket, const PeerInfo& peer, const std::string& why) {
+    core_.metrics().ConnectionRefused("connection-cap");
+    Log().Write("warn", {{"msg", "connection refused: " + why}, {"peer", peer.peer}});
+    beast::error_code ignored;
+    socket.close(ignored);
+  }
+
+  std::optional<std::pair<int, std::string>> ScreenUnixPeer(Socket& socket,
+                                                            const std::optional<struct ucred>& cred,
+                                                            const PeerInfo& peer) {
+    if (!cred) return std::pair<int, std::string>{403, "the peer's credentials cannot be read"};
+    const auto& allow = core_.options().allow_uids;
+    if (std::find(allow.begin(), allow.end(), cred->uid) == allow.end()) {
+      core_.metrics().ConnectionRefused("peer-uid");
+      Log().Write("warn", {{"msg", "connection refused: peer uid not on the allow list"},
+                           {"peer", peer.peer}});
+      return std::pair<int, std::string>{
+          403, "uid " + std::to_string(cred->uid) +
+                   " is not allowed on this socket; start the server with --allow-uid " +
+                   std::to_string(cred->uid) + " to allow it"};
+    }
+    if (auto why = server::RefuseConfinedPeer(socket.native_handle())) {
+      // A checker runs as an allowed uid; it must still never reach the gate (issue 7).
+      core_.metrics().ConnectionRefused("peer-confined");
+      Log().Write("warn", {{"msg", "connection refused: " + *why}, {"peer", peer.peer}});
+      return std::pair<int, std::string>{403, *why};
+    }
+    return std::nullopt;
+  }
+
+  // A checker with `network: true` reaches a loopback listener (issue 7): the peer's socket is
+  // looked up and its processes examined as a Unix peer's are, on the pool; the result comes
+  // back to this thread (OnScreened). The pool screens a dup of the descriptor, which it
+  // closes, so what it examines is this connection whatever happens to the socket meanwhile.
+  void ScreenTcpPeer(Socket socket, PeerInfo peer, ConnectionSlot slot) {
+    const int fd = ::fcntl(socket.native_handle(), F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {  // fail closed: a peer that cannot be screened is refused
+      const int err = errno;
+      const std::string why = std::string("the peer cannot be screened: dup of its socket: ") +
+                              std::strerror(err) + " (" + ErrnoName(err) + ")";
+      core_.metrics().ConnectionRefused("peer-unidentified");
+      Log().Write("warn", {{"msg", "connection refused: " + why}, {"peer", peer.peer}});
+      auto session =
+          std::make_shared<Session<Protocol>>(std::move(socket), core_, peer, std::move(slot));
+      return session->Refuse(403, why);
+    }
+    const uint64_t id = ++screen_seq_;
+    screening_.emplace(id, Screening{std::move(socket), std::move(slot), std::move(peer)});
+    // A plain pointer: the pool posts nothing once it has stopped, and it stops before this
+    // listener is destroyed; the function is destroyed on a pool thread, so it holds no socket.
+    Listener* self = this;
+    if (!screens_->Submit(fd, [self, id](std::optional<server::PeerRefusal> refused) {
+          self->OnScreened(id, std::move(refused));
+        })) {
+      auto node = screening_.extract(id);
+      RefuseAtCap(std::move(node.mapped().socket), node.mapped().peer,
+                  std::to_string(kScreensWaiting) +
+                      " TCP peer screens are already waiting for the screen's threads");
+    }
+  }
+
+  // On the I/O thread: the screen's result for connection `id`.
+  void OnScreened(uint64_t id, std::optional<server::PeerRefusal> refused) {
+    auto node = screening_.extract(id);
+    if (node.empty()) return;
+    Screening& s = node.mapped();
+    // Draining: the listeners are closed, and a connection still being screened then is not
+    // served (it closes with `node`).
+    if (core_.draining()) return;
+    if (refused) {
+      core_.metrics().ConnectionRefused(refused->reason);
+      Log().Write("warn",
+                  {{"msg", "connection refused: " + refused->message}, {"peer", s.peer.peer}});
+    }
+    auto session = std::make_shared<Session<Protocol>>(std::move(s.socket), core_,
+                                                       std::move(s.peer), std::move(s.slot));
+    if (refused) return session->Refuse(403, refused->message);
     session->Start();
   }
 
@@ -1033,6 +1169,9 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
   Acceptor acceptor_;
   Core& core_;
   std::string name_;
+  server::PeerScreenPool* screens_;
+  uint64_t screen_seq_ = 0;
+  std::map<uint64_t, Screening> screening_;
 };
 
 int Usage(const std::string& message) {
@@ -1090,6 +1229,11 @@ int RunServer(const ServerOptions& in) {
 
   std::vector<std::function<void()>> stops;
   std::vector<std::string> socket_paths;
+  // The TCP peer screens' threads, started with the first TCP listener (a server on unix
+  // sockets only keeps one thread). Declared after the listeners' owners, so it stops (posts
+  // nothing more) before any listener is destroyed; its results go to the I/O thread, which
+  // runs every socket's handlers.
+  std::unique_ptr<server::PeerScreenPool> screens;
   for (const std::string& spec : options.listen) {
     if (spec.rfind("unix:", 0) == 0) {
       const std::string path = AbsolutePath(spec.substr(5));
@@ -1155,7 +1299,20 @@ int RunServer(const ServerOptions& in) {
     if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) return Usage("cannot listen on " + spec + ": " + ec.message());
     const auto bound = acceptor.local_endpoint();
-    auto l = std::make_shared<Listener<tcp>>(io, std::move(acceptor), core, spec);
+    if (!screens) {
+      try {
+        screens = std::make_unique<server::PeerScreenPool>(
+            kScreenThreads, kScreensWaiting, TcpPeerScreen(options.allow_uids),
+            [executor = io.get_executor()](std::function<void()> f) {
+              asio::post(executor, std::move(f));
+            });
+      } catch (const std::system_error& e) {
+        std::cerr << "devflow-gate serve: cannot start the TCP peer screen's threads: " << e.what()
+                  << "\n";
+        return kExitUsage;
+      }
+    }
+    auto l = std::make_shared<Listener<tcp>>(io, std::move(acceptor), core, spec, screens.get());
     l->Accept();
     stops.push_back([l] { l->Stop(); });
     std::string shown = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -121,7 +122,9 @@ class Serve {
  public:
   /// `under_filter`: the server runs under one allow-everything seccomp filter of its own, as
   /// a hardened systemd unit or a container runtime would start it.
-  Serve(const std::string& cwd, const std::vector<std::string>& args, bool under_filter = false) {
+  /// `env`: variables set for the server on top of this process's environment.
+  Serve(const std::string& cwd, const std::vector<std::string>& args, bool under_filter = false,
+        const std::map<std::string, std::string>& env = {}) {
     int err[2];
     REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
     std::vector<std::string> argv = {test::GateBinary()};
@@ -134,6 +137,7 @@ class Serve {
       ::dup2(devnull, 0);
       ::dup2(devnull, 1);
       if (::chdir(cwd.c_str()) != 0) ::_exit(127);
+      for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
       if (under_filter) {
         sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         sock_fprog program{1, &allow};
@@ -194,6 +198,20 @@ class Serve {
       return closed_;
     });
     return found;
+  }
+  /// Waits for `count` log lines containing `needle` (after line index `from`); false when the
+  /// server's stderr closed first or 60 s passed (a bound, not a synchronisation).
+  bool WaitLogCount(const std::string& needle, size_t count, size_t from = 0) {
+    std::unique_lock lock(mu_);
+    auto enough = [&] {
+      size_t seen = 0;
+      for (size_t i = from; i < lines_.size(); ++i) {
+        if (lines_[i].find(needle) != std::string::npos) ++seen;
+      }
+      return seen >= count;
+    };
+    cv_.wait_for(lock, std::chrono::seconds(60), [&] { return enough() || closed_; });
+    return enough();
   }
   size_t LogSize() {
     std::lock_guard lock(mu_);
