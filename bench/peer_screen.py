@@ -13,11 +13,14 @@ by a NETLINK_SOCK_DIAG round trip for the client socket's uid and inode, then a 
                          same Python client for both: median and p90 ms per request
   wrk keep-alive / close wrk -t2 -c32 over TCP with keep-alive (one screen per connection) and
                          with `Connection: close` (one screen per request): requests/s
+  unix keep-alive        sequential requests on one kept-alive unix connection, alone and then
+                         while wrk -t1 -c16 opens a TCP connection per request: median, p99 and
+                         max ms (a screen on the I/O thread delays this client by its length)
 The difference conn-tcp - conn-unix is the TCP screen's cost over the unix one plus the TCP
 handshake's over a unix connect; the process count is printed (the /proc scan grows with it).
 Environment: BENCH_N (300 per round), BENCH_ROUNDS (5), BENCH_SECONDS (5).
 """
-import json, os, shutil, socket, statistics, subprocess, sys, threading, time
+import json, os, re, shutil, socket, statistics, subprocess, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_setup import gate_binary, runner, workspace  # noqa: E402
@@ -112,11 +115,51 @@ if shutil.which("wrk"):
             f.write("wrk.body = %s\n" % json.dumps(body(True).decode()))
         out = subprocess.run(["wrk", "-t2", "-c32", f"-d{SECONDS}s", "--latency", "-s", lua,
                               f"http://127.0.0.1:{port}/v1/admit"], capture_output=True, text=True).stdout
-        import re
         r = re.search(r"Requests/sec:\s+([\d.]+)", out)
         p99 = re.search(r"99%\s+([\d.]+\w+)", out)
         errs = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
         wrk[label] = (float(r.group(1)) if r else 0.0, p99.group(1) if p99 else "?", errs.group(1) if errs else "0")
+
+
+
+def unix_keepalive(seconds):
+    """Sequential keep-alive requests on one unix connection for `seconds`: ms per request."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sock_path)
+    payload, buf, lat = request(body(True), close=False), b"", []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t = time.perf_counter()
+        s.sendall(payload)
+        while True:
+            head_end = buf.find(b"\r\n\r\n")
+            if head_end >= 0:
+                length = int(re.search(rb"Content-Length: (\d+)", buf[:head_end], re.I).group(1))
+                if len(buf) >= head_end + 4 + length:
+                    assert buf.startswith(b"HTTP/1.1 200"), buf[:200]
+                    buf = buf[head_end + 4 + length:]
+                    break
+            chunk = s.recv(65536)
+            assert chunk, "the server closed the unix connection"
+            buf += chunk
+        lat.append((time.perf_counter() - t) * 1000)
+    s.close()
+    return lat
+
+
+# What a burst of TCP connections costs everyone else: the same keep-alive unix client alone,
+# then while wrk opens a new TCP connection per request (each one screened).
+burst = {}
+if shutil.which("wrk"):
+    burst["alone"] = unix_keepalive(SECONDS)
+    flood = subprocess.Popen(["wrk", "-t1", "-c16", f"-d{SECONDS + 2}s", "-s",
+                              os.path.join(ws, "close.lua"), f"http://127.0.0.1:{port}/v1/admit"],
+                             stdout=subprocess.PIPE, text=True)
+    time.sleep(1)  # let the flood start (a measurement window, not a synchronisation)
+    burst["during a TCP connect flood"] = unix_keepalive(SECONDS)
+    flood_out = flood.communicate()[0]
+    r = re.search(r"Requests/sec:\s+([\d.]+)", flood_out)
+    burst_rate = float(r.group(1)) if r else 0.0
 
 procs = sum(1 for d in os.listdir("/proc") if d.isdigit())
 srv.terminate(); srv.wait()
@@ -136,6 +179,11 @@ for label, (rps, p99, errs) in wrk.items():
     print(f"wrk tcp {label:<10}         {rps:.0f} requests/s  p99 {p99}  non-2xx {errs}")
 if len(wrk) == 2 and wrk["close"][0]:
     print(f"keep-alive / close         {wrk['keep-alive'][0] / wrk['close'][0]:.2f}x")
+for label, lat in burst.items():
+    print(f"unix keep-alive {label:<27} median {statistics.median(lat):.3f} ms  "
+          f"p99 {q(lat, 0.99):.3f} ms  max {max(lat):.1f} ms  (N={len(lat)})")
+if burst:
+    print(f"  (the flood: wrk -t1 -c16 Connection: close over TCP, {burst_rate:.0f} connections/s)")
 if os.environ.get("BENCH_KEEP"):
     print(f"workspace kept: {ws}")
 else:

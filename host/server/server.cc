@@ -977,7 +977,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
 // The TCP peer screen's pool (screen_pool.h): two threads, so a screen blocked in /proc leaves
 // one to run, and at most kScreensWaiting connections waiting for a thread (a screen costs
-// about 2 ms here: docs/performance.md); a connection past that is refused as one past
+// 2-8 ms here: docs/performance.md); a connection past that is refused as one past
 // --max-connections is.
 constexpr int kScreenThreads = 2;
 constexpr size_t kScreensWaiting = 64;
