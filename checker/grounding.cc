@@ -19,6 +19,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <nlohmann/json.hpp>
 
 namespace devflow {
@@ -1049,59 +1053,213 @@ struct OnePassSinks {
   bool bare = false;
 };
 
-// Dates, URLs, refs, evidence ref forms and hashes in one pass over `s`: a 256-entry class
-// table finds the positions where a token can start — '#' and the starts of words (the
-// character before no word character; non-ASCII bytes decoded by the one UTF-8 decoder) —
-// and the step of each scanner runs there, each with its own resume point, exactly as its own
-// loop (ScanDates, ScanUrls, ScanRefs, ScanEvidenceRefForms, ScanHashes) would: every other
-// position is a step of one for each of them. Each kind's sink sees that scanner's tokens in
-// text order; kinds interleave by position.
-void ScanOnePass(std::string_view s, const OnePassSinks& to) {
-  const size_t n = s.size();
-  size_t date_at = 0, url_at = 0, ref_at = 0, hash_at = 0;  // each scanner's resume point
+// Where the one-pass scanner stands: the next position and each scanner's resume point (the
+// position its own loop would next look at; a position below it is a step of one for it).
+struct OnePassState {
   size_t i = 0;
-  while (i < n) {
-    const uint8_t cls = ClassOf(s[i]);
-    if (!(cls & (kClassWord | kClassHigh))) {
-      if ((cls & kClassSharp) && to.ref && i >= ref_at) ref_at = RefStep(s, i, *to.ref, to.bare);
-      ++i;
-      continue;
+  size_t date_at = 0, url_at = 0, ref_at = 0, hash_at = 0;
+};
+
+// One step of the one-pass scanner at `st.i` (< s.size()), which is a position the per-kind
+// loops all visit: '#' and the starts of words (the character before no word character;
+// non-ASCII bytes decoded by the one UTF-8 decoder) run the step of each scanner, each with its
+// own resume point, exactly as its own loop (ScanDates, ScanUrls, ScanRefs,
+// ScanEvidenceRefForms, ScanHashes) would; then `st.i` moves past one non-word character or
+// one whole word. Every other position is a step of one for each scanner.
+inline void OnePassStep(std::string_view s, const OnePassSinks& to, OnePassState& st) {
+  const size_t n = s.size();
+  const size_t i = st.i;
+  const uint8_t cls = ClassOf(s[i]);
+  if (!(cls & (kClassWord | kClassHigh))) {
+    if ((cls & kClassSharp) && to.ref && i >= st.ref_at) {
+      st.ref_at = RefStep(s, i, *to.ref, to.bare);
     }
-    if (cls & kClassHigh) {
-      uint32_t cp = 0;
-      const size_t len = Decode(s, i, &cp);
-      if (!IsWordCp(cp)) {
-        i += len;
-        continue;
-      }
-    }
-    // A word starts at i: the character before it (if any) is no word character.
-    if (cls & kClassStarts) {
-      const char c = s[i];
-      if (IsDigit(c)) {
-        if (to.date && i >= date_at && i + kDateLen <= n) date_at = DateStep(s, i, *to.date);
-      } else if (IsUpper(c)) {
-        if (c == 'H' && to.url && i >= url_at) url_at = UrlStep(s, i, *to.url);
-        if (to.ref && i >= ref_at) ref_at = RefStep(s, i, *to.ref, to.bare);
-        if ((c == 'P' || c == 'C') && to.form) RefFormStep(s, i, *to.form);
-      } else if (c == 'h') {
-        if (to.url && i >= url_at) url_at = UrlStep(s, i, *to.url);
-      } else if (to.form) {  // 'p' or 'c'
-        RefFormStep(s, i, *to.form);
-      }
-    }
-    uint8_t classes = 0;
-    const size_t j = WordEnd(s, i, &classes);
-    if (to.hash && i >= hash_at) {
-      if (UuidWord(s, i, j, classes)) {
-        hash_at = i + 36;
-      } else {
-        HashWord(s, i, j, classes, *to.hash);
-        hash_at = j;
-      }
-    }
-    i = j;
+    st.i = i + 1;
+    return;
   }
+  if (cls & kClassHigh) {
+    uint32_t cp = 0;
+    const size_t len = Decode(s, i, &cp);
+    if (!IsWordCp(cp)) {
+      st.i = i + len;
+      return;
+    }
+  }
+  // A word starts at i: the character before it (if any) is no word character.
+  if (cls & kClassStarts) {
+    const char c = s[i];
+    if (IsDigit(c)) {
+      if (to.date && i >= st.date_at && i + kDateLen <= n) st.date_at = DateStep(s, i, *to.date);
+    } else if (IsUpper(c)) {
+      if (c == 'H' && to.url && i >= st.url_at) st.url_at = UrlStep(s, i, *to.url);
+      if (to.ref && i >= st.ref_at) st.ref_at = RefStep(s, i, *to.ref, to.bare);
+      if ((c == 'P' || c == 'C') && to.form) RefFormStep(s, i, *to.form);
+    } else if (c == 'h') {
+      if (to.url && i >= st.url_at) st.url_at = UrlStep(s, i, *to.url);
+    } else if (to.form) {  // 'p' or 'c'
+      RefFormStep(s, i, *to.form);
+    }
+  }
+  uint8_t classes = 0;
+  const size_t j = WordEnd(s, i, &classes);
+  if (to.hash && i >= st.hash_at) {
+    if (UuidWord(s, i, j, classes)) {
+      st.hash_at = i + 36;
+    } else {
+      HashWord(s, i, j, classes, *to.hash);
+      st.hash_at = j;
+    }
+  }
+  st.i = j;
+}
+
+// The one-pass scanner's step at every position (the oracle of ScanOnePass's skipping; tests
+// and benchmarks reach it through OnePassEventsForTesting).
+void ScanOnePassReference(std::string_view s, const OnePassSinks& to) {
+  OnePassState st;
+  while (st.i < s.size()) OnePassStep(s, to, st);
+}
+
+// --- skipping to the next hot byte -----------------------------------------------------------
+//
+// Most evidence bytes can neither start a token nor change what a scanner does next. A step
+// (OnePassStep) emits a token or moves a resume point past the current word only at:
+//  - '#' (RefStep);
+//  - a digit: a word holding one may be a hash (HashWord needs a digit), a word starting with
+//    one may be a date; so every digit is hot, wherever it stands in its word;
+//  - '-': the word before it may start a UUID (UuidWord), whose resume point keeps the hash
+//    step out of its later groups ("deadbeef-…-def012345678" holds no hash) even when its first
+//    group has no digit;
+//  - a letter at a word start that can begin a token: an uppercase letter followed by another
+//    uppercase letter or a digit (RefStep's ABC-123: two or more before the '-'), 'h'/'H'
+//    before 't'/'T' (UrlStep's http), 'p'/'P' before 'r'/'R'/'u'/'U' (RefFormStep's "pr " and
+//    "pull request "), 'c'/'C' before 'v'/'V' (its "cve"). At any other letter each step is
+//    "no token, resume at the next byte", which the scanners' positions past it make moot.
+// "At a word start" is read as "the byte before is no ASCII word character" (or there is none):
+// a superset, since a non-ASCII word character before the letter also ends the word start, and
+// the per-word step sorts that out. Bytes >= 0x80 are cold: a non-ASCII character only decides
+// where words start and end, which the step reads from the text itself when it runs.
+//
+// Why running the step only around hot bytes gives the same tokens as running it everywhere:
+// the scanner is at a position p that the per-word loop visits, and every byte in [p, h) is
+// cold, h the next hot byte. Every position right after an ASCII non-word byte is visited by
+// the per-word loop too (no word and no multi-byte character holds such a byte), so the step
+// may restart at p' = the last such position in [p, h], or p itself: between p and p' the loop
+// would only have stepped over non-word characters and words with no digit, not followed by
+// '-', whose starts begin no token — steps that emit nothing and leave no resume point past
+// p'. From p' the step runs as the loop would until it passes h; then the skip goes on.
+
+// Whether the byte at `k` is hot (see above): the scalar rule, which the SSE2 mask matches
+// bit for bit.
+inline bool HotAt(std::string_view s, size_t k) {
+  const auto c = static_cast<unsigned char>(s[k]);
+  if (IsDigit(static_cast<char>(c)) || c == '#' || c == '-') return true;
+  if (k > 0 && IsAsciiWord(s[k - 1])) return false;
+  const auto next = static_cast<unsigned char>(k + 1 < s.size() ? s[k + 1] : 0);
+  if (IsUpper(static_cast<char>(c)) &&
+      (IsUpper(static_cast<char>(next)) || IsDigit(static_cast<char>(next)))) {
+    return true;
+  }
+  const unsigned char lc = c | 0x20, ln = next | 0x20;  // ASCII letters folded to lower case
+  return (lc == 'h' && ln == 't') || (lc == 'p' && (ln == 'r' || ln == 'u')) ||
+         (lc == 'c' && ln == 'v');
+}
+
+// The first hot byte in [from, to), or `to`: one byte at a time (the portable skip).
+size_t NextHotScalar(std::string_view s, size_t from, size_t to) {
+  for (size_t k = from; k < to; ++k) {
+    if (HotAt(s, k)) return k;
+  }
+  return to;
+}
+
+#if defined(__SSE2__)
+// Bytes of `v` in [lo, hi] (lo <= hi <= 0x7F: a byte >= 0x80 compares as negative, never in).
+inline __m128i InRange(__m128i v, char lo, char hi) {
+  return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(static_cast<char>(lo - 1))),
+                       _mm_cmplt_epi8(v, _mm_set1_epi8(static_cast<char>(hi + 1))));
+}
+inline __m128i Equals(__m128i v, char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); }
+
+// HotAt for the 16 bytes at p[0..15], as a bit mask (bit k: p[k]); reads p[-1] and p[16].
+inline unsigned HotMask16(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i prev = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p - 1));
+  const __m128i next = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
+  const __m128i lower_bit = _mm_set1_epi8(0x20);
+  const __m128i lv = _mm_or_si128(v, lower_bit), ln = _mm_or_si128(next, lower_bit);
+  const __m128i lp = _mm_or_si128(prev, lower_bit);
+  const __m128i prev_word =
+      _mm_or_si128(_mm_or_si128(InRange(prev, '0', '9'), InRange(lp, 'a', 'z')), Equals(prev, '_'));
+  const __m128i next_upper_or_digit =
+      _mm_or_si128(InRange(next, 'A', 'Z'), InRange(next, '0', '9'));
+  __m128i starts = _mm_and_si128(InRange(v, 'A', 'Z'), next_upper_or_digit);
+  starts = _mm_or_si128(starts, _mm_and_si128(Equals(lv, 'h'), Equals(ln, 't')));
+  starts = _mm_or_si128(
+      starts, _mm_and_si128(Equals(lv, 'p'), _mm_or_si128(Equals(ln, 'r'), Equals(ln, 'u'))));
+  starts = _mm_or_si128(starts, _mm_and_si128(Equals(lv, 'c'), Equals(ln, 'v')));
+  __m128i hot = _mm_andnot_si128(prev_word, starts);
+  hot = _mm_or_si128(hot, InRange(v, '0', '9'));
+  hot = _mm_or_si128(hot, _mm_or_si128(Equals(v, '#'), Equals(v, '-')));
+  return static_cast<unsigned>(_mm_movemask_epi8(hot));
+}
+#endif
+
+// The first hot byte at or after `from`, or s.size(). With `simd` (and SSE2), 16 bytes at a
+// time where the block and the bytes on either side of it lie inside `s`.
+template <bool kSimd>
+size_t NextHot(std::string_view s, size_t from) {
+  const size_t n = s.size();
+  size_t k = from;
+#if defined(__SSE2__)
+  if constexpr (kSimd) {
+    if (k == 0) {
+      if (n > 0 && HotAt(s, 0)) return 0;
+      k = 1;
+    }
+    for (; k + 17 <= n; k += 16) {
+      if (const unsigned mask = HotMask16(s.data() + k)) {
+        return k + static_cast<size_t>(__builtin_ctz(mask));
+      }
+    }
+  }
+#endif
+  return NextHotScalar(s, k, n);
+}
+
+inline bool IsAsciiNonWord(char c) {
+  return static_cast<unsigned char>(c) < 0x80 && !IsAsciiWord(c);
+}
+
+// The one-pass scanner: the cold skip to the next hot byte, the step from the last position
+// before it that the per-word loop visits, until past it; the same sink calls in the same order
+// as ScanOnePassReference (the argument above; the differential test in
+// tests/grounding/one_pass_skip_test.cc holds it to that).
+template <bool kSimd>
+void ScanOnePassSkipping(std::string_view s, const OnePassSinks& to) {
+  const size_t n = s.size();
+  OnePassState st;
+  while (st.i < n) {
+    const size_t hot = NextHot<kSimd>(s, st.i);
+    if (hot == n) return;
+    size_t at = hot;
+    while (at > st.i && !IsAsciiNonWord(s[at - 1])) --at;
+    st.i = at;
+    while (st.i <= hot) OnePassStep(s, to, st);
+  }
+}
+
+// Dates, URLs, refs, evidence ref forms and hashes in one pass over `s`. Each kind's sink sees
+// that scanner's tokens in text order; kinds interleave by position. The skip pays only 16 bytes
+// at a time: byte at a time it is slower than the per-word step everywhere (0.20 against
+// 0.33 GB/s on bench/grounding/scan.py's evidence, docs/performance.md), so without SSE2 the
+// per-word step runs everywhere.
+void ScanOnePass(std::string_view s, const OnePassSinks& to) {
+#if defined(__SSE2__)
+  ScanOnePassSkipping<true>(s, to);
+#else
+  ScanOnePassReference(s, to);
+#endif
 }
 
 // Whether `tag` stands in `text` as a whole word: not inside a longer name or version
@@ -1604,6 +1762,57 @@ std::vector<std::string> ExtractTokens(std::string_view text, std::string_view k
   Scan(text, KindOf(kind), mode, false,
        [&](std::string_view token) { tokens.emplace_back(token); });
   return tokens;
+}
+
+namespace {
+void RunOnePass(std::string_view text, const OnePassSinks& to, OnePassScanner scanner) {
+  switch (scanner) {
+    case OnePassScanner::kSkipping:
+      ScanOnePassSkipping<true>(text, to);
+      break;
+    case OnePassScanner::kSkippingScalar:
+      ScanOnePassSkipping<false>(text, to);
+      break;
+    case OnePassScanner::kReference:
+      ScanOnePassReference(text, to);
+      break;
+  }
+}
+}  // namespace
+
+std::vector<OnePassEvent> OnePassEventsForTesting(std::string_view text, unsigned kinds,
+                                                  bool evidence, OnePassScanner scanner) {
+  std::vector<OnePassEvent> events;
+  auto sink = [&](const char* kind) -> TokenSink {
+    return [&events, text, kind](std::string_view token) {
+      events.push_back({kind, std::string(token), static_cast<size_t>(token.data() - text.data())});
+    };
+  };
+  const TokenSink date = sink("date"), url = sink("url"), ref = sink("ref"), hash = sink("hash");
+  const KeySink form = [&events](std::string key) {
+    events.push_back({"form", std::move(key), std::string_view::npos});
+  };
+  OnePassSinks to;
+  to.bare = evidence;
+  if (kinds & 1) to.date = &date;
+  if (kinds & 2) to.url = &url;
+  if (kinds & 4) to.ref = &ref;
+  if (kinds & 8) to.hash = &hash;
+  if (kinds & 16) to.form = &form;
+  RunOnePass(text, to, scanner);
+  return events;
+}
+
+size_t CountOnePassTokensForTesting(std::string_view text, OnePassScanner scanner) {
+  size_t count = 0;
+  const TokenSink token = [&count](std::string_view) { ++count; };
+  const KeySink form = [&count](const std::string&) { ++count; };
+  OnePassSinks to;
+  to.bare = true;
+  to.date = to.url = to.ref = to.hash = &token;
+  to.form = &form;
+  RunOnePass(text, to, scanner);
+  return count;
 }
 
 std::array<std::vector<std::string>, 4> ExtractDefaultTokensOnePass(std::string_view text) {

@@ -91,6 +91,35 @@ std::vector<std::string> ExtractTokens(std::string_view text, std::string_view k
 /// kStrict mode, in text order (the contract its differential test holds it to).
 std::array<std::vector<std::string>, 4> ExtractDefaultTokensOnePass(std::string_view text);
 
+/// Tests and benchmarks only: which one-pass scanner runs. kSkipping is the one Ground uses
+/// with SSE2 (x86-64): a skip to the next byte where a token can start or matter, 16 bytes at a
+/// time, then the per-word step around that byte. kSkippingScalar is the same with a
+/// byte-at-a-time skip (what kSkipping is without SSE2). kReference is the per-word step at
+/// every position: the oracle the other two must equal exactly, and what Ground runs without
+/// SSE2 (the byte-at-a-time skip is slower than it).
+enum class OnePassScanner { kSkipping, kSkippingScalar, kReference };
+
+/// Tests and benchmarks only: one call of a one-pass sink. `kind` is "date", "url", "ref",
+/// "hash" or "form" (an evidence-only ref spelling: `PR 12`, `cve_2026_1`); `token` as passed
+/// (a form's key, "#12", "CVE-2026-1"); `offset` the token's byte offset in the text (npos for
+/// a form, whose key is no slice of the text).
+struct OnePassEvent {
+  std::string kind;
+  std::string token;
+  size_t offset = 0;
+  bool operator==(const OnePassEvent&) const = default;
+};
+
+/// Tests and benchmarks only: every sink call of one pass of `scanner` over `text`, in call
+/// order. `kinds` picks the sinks (bits 1 date, 2 url, 4 ref, 8 hash, 16 form); `evidence` reads
+/// refs as the evidence writes them (`regex#12`), as Ground's evidence pass does.
+std::vector<OnePassEvent> OnePassEventsForTesting(std::string_view text, unsigned kinds,
+                                                  bool evidence, OnePassScanner scanner);
+
+/// Tests and benchmarks only: the number of sink calls of one pass of `scanner` over `text`
+/// with every sink on and evidence reading (no token is copied: what a benchmark times).
+size_t CountOnePassTokensForTesting(std::string_view text, OnePassScanner scanner);
+
 /// One ungrounded claim token. `line` and `column` (1-based, columns in characters) give its
 /// first occurrence in the claim, and `nearest` the closest evidence item of the same space
 /// ("#1073" for #1072, the nearest date, a hash differing in at most 2 digits, the URL sharing
