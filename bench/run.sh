@@ -14,7 +14,8 @@
 # each on a root of 10 cards and of 10,000 cards (200-entry journals), plus a ladder of cheaper
 # commands that splits the gate's cost (--help, card show, move --explain, move --dry-run).
 # Then bench/grounding/scan.py: `ground` against `wc -w` and a memchr floor on 64 MiB of
-# evidence, with peak RSS (issue 11 item 4).
+# evidence, with peak RSS (issue 11 item 4), and, when grounding_scan_bench is built beside the
+# gate (Google Benchmark), the evidence scan alone against memchr and `wc -w` in that one run.
 # A move mutates the root, so hyperfine --prepare runs bench/restore.sh before every run: it
 # restores only the moved card (and clears its verdict file for the miss runs).
 #

@@ -13,8 +13,18 @@ ground : wc -w and ground : memchr, and each command's peak RSS (/usr/bin/time -
 evidence size. Targets (issue 11 item 4): ≥ 1 GB/s, wc -w / ground ≥ 5, peak RSS ≤ 1.2× the
 evidence. The exit status is non-zero for a missed target only with BENCH_STRICT=1.
 
-Usage: bench/grounding/scan.py [--gate PATH] [--rounds 7] [--mib 64] [--work DIR]
+With --baseline PATH (another devflow-gate, e.g. a build of main) that binary's `ground` is timed
+in the same rounds, and ground : baseline is printed. When the Google Benchmark target
+grounding_scan_bench is built (--scan-bench, default beside --gate), it times the evidence scan
+alone on the same file — the skipping scanner Ground runs, its scalar-skip twin, the per-word
+step at every byte it replaced, memchr and a spawned `wc -w`, all in that one run by wall time —
+and prints each scan's throughput as a ratio to memchr, to that run's `wc -w`, to the `wc -w`
+timed above and to the per-word step.
+
+Usage: bench/grounding/scan.py [--gate PATH] [--baseline PATH] [--scan-bench PATH] [--rounds 7]
+                               [--mib 64] [--work DIR]
 """
+import json
 import argparse
 import os
 import re
@@ -52,10 +62,45 @@ def peak_rss_kib(argv):
     return int(m.group(1)) if m else None
 
 
+def scan_bench(args, ev, size, wc_gbps):
+    """Runs grounding_scan_bench on the evidence file: the scan alone beside memchr and `wc -w`,
+    all three timed in that one run (wall time), and `wc -w` as timed above for comparison."""
+    path = args.scan_bench or os.path.join(os.path.dirname(os.path.abspath(args.gate)),
+                                           "grounding_scan_bench")
+    if not os.path.exists(path):
+        print("\nscan alone: %s is not built (needs Google Benchmark); skipped" % path)
+        return None
+    reps = max(3, args.rounds)
+    proc = subprocess.run(
+        [path, "--benchmark_format=json", "--benchmark_repetitions=%d" % reps,
+         "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.5"],
+        env=dict(os.environ, SCAN_BENCH_FILE=ev), stdout=subprocess.PIPE, check=True)
+    medians = {}
+    for b in json.loads(proc.stdout)["benchmarks"]:
+        if b.get("aggregate_name") == "median" and not b.get("error_occurred"):
+            medians[b["run_name"].split("/")[0].replace("BM_", "")] = b["bytes_per_second"] / 1e9
+    ref, memchr, wc = (medians.get(k) for k in ("ScanReference", "MemchrNewlines", "WcW"))
+    print("\nscan alone on the same %.1f MiB (grounding_scan_bench, wall time, median of %d "
+          "repetitions; ratios > 1: faster):" % (size / 2**20, reps))
+    print()
+    print("| scan | throughput | : memchr | : wc -w (same run) | : wc -w (timed above) | "
+          ": per-word step |")
+    print("|---|---|---|---|---|---|")
+    ratio = lambda a, b: "%.2f×" % (a / b) if b else "n/a"
+    for name in ("ScanSkipping", "ScanSkippingScalar", "ScanReference", "MemchrNewlines", "WcW"):
+        if name in medians:
+            v = medians[name]
+            print("| %s | %.2f GB/s | %s | %s | %s | %s |" % (
+                name, v, ratio(v, memchr), ratio(v, wc), ratio(v, wc_gbps), ratio(v, ref)))
+    return medians
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gate", default=os.environ.get("DEVFLOW_GATE",
                                                      os.path.join(ROOT, "build", "devflow-gate")))
+    ap.add_argument("--baseline", help="another devflow-gate to time beside --gate")
+    ap.add_argument("--scan-bench", help="grounding_scan_bench (default: beside --gate)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--mib", type=int, default=64)
     ap.add_argument("--work", help="scratch directory (default: a temp dir, removed)")
@@ -76,11 +121,19 @@ def main():
         cmds = [("ground", [args.gate, "ground", "--claim", claim, "--evidence", ev]),
                 ("wc -w", ["wc", "-w", ev]),
                 (floor_name, floor_cmd)]
-        _, _, code, err = wall(cmds[0][1])
-        if code != 1 or b"REJECTED" not in err:
-            sys.exit("scan: ground should reject the invented specifics (exit 1), got %d: %s"
-                     % (code, err[-400:].decode("utf-8", "replace")))
-        for _, argv in cmds[1:]:  # warm the page cache and check the floors run
+        if args.baseline:
+            cmds.insert(1, ("ground (baseline)",
+                            [args.baseline, "ground", "--claim", claim, "--evidence", ev]))
+        for name, argv in cmds:
+            if not name.startswith("ground"):
+                continue
+            _, _, code, err = wall(argv)
+            if code != 1 or b"REJECTED" not in err:
+                sys.exit("scan: %s should reject the invented specifics (exit 1), got %d: %s"
+                         % (name, code, err[-400:].decode("utf-8", "replace")))
+        for name, argv in cmds:  # warm the page cache and check the floors run
+            if name.startswith("ground"):
+                continue
             subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
         times = {name: [] for name, _ in cmds}
         cpus = {name: [] for name, _ in cmds}
@@ -118,8 +171,19 @@ def main():
               "> 1); by CPU time: %.2f× and %.2f×" % (
                   floor_name, vs_floor, vs_wc, cpu["ground"] / max(cpu[floor_name], 1e-6),
                   cpu["wc -w"] / max(cpu["ground"], 1e-6)))
+        if args.baseline:
+            print("ground (baseline) : ground = %.2f× by wall time, %.2f× by CPU time (ground "
+                  "faster when > 1)" % (med["ground (baseline)"] / med["ground"],
+                                        cpu["ground (baseline)"] / max(cpu["ground"], 1e-6)))
+        scans = scan_bench(args, ev, size, size / med["wc -w"] / 1e9)
         targets = [("ground >= 1 GB/s", gbps >= 1.0, "%.2f GB/s" % gbps),
                    ("wc -w / ground >= 5", vs_wc >= 5.0, "%.2f×" % vs_wc)]
+        if scans and "ScanSkipping" in scans:  # the evidence scan alone, same file, same run
+            scan = scans["ScanSkipping"]
+            targets.append(("scan alone >= 1 GB/s", scan >= 1.0, "%.2f GB/s" % scan))
+            if scans.get("WcW"):
+                targets.append(("scan alone / wc -w >= 5", scan / scans["WcW"] >= 5.0,
+                                "%.2f×" % (scan / scans["WcW"])))
         if rss_ratio is not None:
             targets.append(("ground peak RSS <= 1.2x evidence", rss_ratio <= 1.2,
                             "%.2f×" % rss_ratio))
