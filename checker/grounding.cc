@@ -1251,9 +1251,10 @@ void ScanOnePassSkipping(std::string_view s, const OnePassSinks& to) {
 
 // Dates, URLs, refs, evidence ref forms and hashes in one pass over `s`. Each kind's sink sees
 // that scanner's tokens in text order; kinds interleave by position. The skip pays only 16 bytes
-// at a time: byte at a time it is slower than the per-word step everywhere (0.20 against
-// 0.33 GB/s on bench/grounding/scan.py's evidence, docs/performance.md), so without SSE2 the
-// per-word step runs everywhere.
+// at a time: byte at a time it runs 20% fewer instructions than the per-word step everywhere
+// (24 against 30 per byte on bench/grounding/scan.py's evidence) but no faster (its branches:
+// 0.6-1.2x the per-word step's throughput in four runs, docs/performance.md), so without SSE2
+// the simpler per-word step runs everywhere.
 void ScanOnePass(std::string_view s, const OnePassSinks& to) {
 #if defined(__SSE2__)
   ScanOnePassSkipping<true>(s, to);

@@ -96,7 +96,7 @@ std::array<std::vector<std::string>, 4> ExtractDefaultTokensOnePass(std::string_
 /// time, then the per-word step around that byte. kSkippingScalar is the same with a
 /// byte-at-a-time skip (what kSkipping is without SSE2). kReference is the per-word step at
 /// every position: the oracle the other two must equal exactly, and what Ground runs without
-/// SSE2 (the byte-at-a-time skip is slower than it).
+/// SSE2 (the byte-at-a-time skip is no faster than it).
 enum class OnePassScanner { kSkipping, kSkippingScalar, kReference };
 
 /// Tests and benchmarks only: one call of a one-pass sink. `kind` is "date", "url", "ref",
