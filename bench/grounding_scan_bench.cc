@@ -13,6 +13,9 @@
 //
 //   SCAN_BENCH_FILE=PATH build/grounding_scan_bench [--benchmark_* flags]
 //
+// SCAN_BENCH_ONCE=skipping|scalar|reference|none runs one scan (or none) and exits, for callgrind:
+//   SCAN_BENCH_ONCE=skipping valgrind --tool=callgrind build/grounding_scan_bench
+// less the same with `none` is the instructions of one scan.
 // Without SCAN_BENCH_FILE it reads docs/*.md of this source tree, repeated to 16 MiB, and writes
 // that to a temporary file for `wc -w`.
 #include <benchmark/benchmark.h>
@@ -190,6 +193,30 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   devflow::TheCorpus();  // read (and write) the file before the first timing
+  // SCAN_BENCH_ONCE=skipping|scalar|reference|none: one scan, no benchmark (for callgrind: the
+  // instructions of one scan are the run's minus those of `none`'s).
+  if (const char* once = std::getenv("SCAN_BENCH_ONCE"); once && *once) {
+    const std::string which = once;
+    size_t tokens = 0;
+    if (which == "skipping") {
+      tokens = devflow::CountOnePassTokensForTesting(devflow::TheCorpus().text,
+                                                     devflow::OnePassScanner::kSkipping);
+    } else if (which == "scalar") {
+      tokens = devflow::CountOnePassTokensForTesting(devflow::TheCorpus().text,
+                                                     devflow::OnePassScanner::kSkippingScalar);
+    } else if (which == "reference") {
+      tokens = devflow::CountOnePassTokensForTesting(devflow::TheCorpus().text,
+                                                     devflow::OnePassScanner::kReference);
+    } else if (which != "none") {
+      std::fprintf(stderr,
+                   "grounding_scan_bench: SCAN_BENCH_ONCE=%s is not "
+                   "skipping, scalar, reference or none\n",
+                   once);
+      return 2;
+    }
+    std::printf("%zu bytes, %zu tokens\n", devflow::TheCorpus().text.size(), tokens);
+    return 0;
+  }
   if (format == "console") {
     devflow::RatioReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
