@@ -626,10 +626,13 @@ OrderedJson EncodeChecks(const std::vector<GateCheck>& checks) {
 
 std::string Quoted(Location l) { return "\"" + std::string(LocationName(l)) + "\""; }
 
-// The fold rules of foldJournal (reference §1.7) for the entry at 0-based `index`. Every
-// Fail comes before the first change to `state`, so a refused entry leaves it as it was.
-void Fold(CardState& state, JournalEntry&& entry) {
-  const int64_t index = static_cast<int64_t>(state.entries.size());
+// The fold rules of foldJournal (reference §1.7) for the last of `state.entries`, which the
+// caller placed there (decoded in place: no temporary entry moved in). Every Fail comes before
+// the first change to `state`, so on a refusal the caller pops that entry and `state` is as it
+// was before it.
+void FoldLast(CardState& state) {
+  const JournalEntry& entry = state.entries.back();
+  const int64_t index = static_cast<int64_t>(state.entries.size()) - 1;
   // Worded only when a rule refuses the entry.
   auto rev = [&entry] { return std::to_string(entry.rev); };
   if (entry.rev != index + 1) {
@@ -703,7 +706,6 @@ void Fold(CardState& state, JournalEntry&& entry) {
   }
   state.stage_revision = entry.rev;
   state.updated_at = entry.at;
-  state.entries.push_back(std::move(entry));
 }
 
 std::string StripJsonExceptionPrefix(std::string what) {
@@ -871,14 +873,17 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
     const size_t line_start = start;
     start = end + 1;
     if (IsBlank(line)) continue;
-    JournalEntry entry;
-    if (Status s = DecodeInto(line, entry); !s.ok()) {
+    // Decoded straight into its slot; a line refused by the decoder or the fold is popped, so
+    // `state` holds exactly the entries folded before it (FoldJournalFrom's contract).
+    if (Status s = DecodeInto(line, state.entries.emplace_back()); !s.ok()) {
+      state.entries.pop_back();
       return Status::Error("corrupt", std::string(path) + ":" +
                                           std::to_string(line_no(line_start)) + ": " + s.message());
     }
     try {
-      Fold(state, std::move(entry));
+      FoldLast(state);
     } catch (const DecodeError& e) {
+      state.entries.pop_back();
       // A fold error concerns the stream, so it is reported against the file; the line is
       // appended because blank lines make entry numbers and line numbers differ.
       return Status::Error("corrupt", std::string(path) + ": " + e.problem + " (line " +
@@ -914,9 +919,11 @@ Status ApplyEntry(CardState& state, const JournalEntry& entry) {
   // optional string, an unknown actor kind, a blank abandon reason) must never be appended.
   auto decoded = DecodeJournalLine(EncodeJournalLine(entry));
   if (!decoded.ok()) return decoded.status();
+  state.entries.push_back(std::move(*decoded));
   try {
-    Fold(state, std::move(*decoded));  // a refusal leaves `state` unchanged (see Fold)
+    FoldLast(state);
   } catch (const DecodeError& e) {
+    state.entries.pop_back();  // FoldLast refuses before it changes anything else
     return Status::Error("corrupt", e.problem);
   }
   return Status::Ok();

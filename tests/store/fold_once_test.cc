@@ -247,6 +247,54 @@ TEST_CASE("a tail fold equals the whole fold, line numbers in its errors include
         gap_whole.status().message());
 }
 
+TEST_CASE("a line the decoder or the fold refuses leaves no entry of it behind") {
+  // Each line is decoded straight into the fold's entry list (issue 11 item 1); a refused one
+  // is taken out again, so the state is the fold of the lines before it, nothing half-made.
+  const std::string path = "/r/tasks/0001-a/journal.jsonl";
+  const std::string head =
+      R"({"rev":1,"at":"x","type":"created","by":{"kind":"human"}})"
+      "\n"
+      R"({"rev":2,"at":"x","type":"transition","from":"draft","to":"designing"})"
+      "\n";
+  const std::string good =
+      R"({"rev":3,"at":"y","type":"artifact","path":"artifacts/3-prd.md","stage":"designing","kind":"prd"})"
+      "\n";
+  auto expect_folded_to_rev_3 = [&](const CardState& state) {
+    REQUIRE(state.entries.size() == 3);
+    CHECK(EncodeJournalLine(state.entries.back()) + "\n" == good);
+    CHECK(state.artifact_records.size() == 1);
+    CHECK(state.stage_revision == 3);
+    CHECK(state.updated_at == "y");
+  };
+  const std::vector<std::string> refused = {
+      "{\"rev\":4,\n",  // undecodable: the decoder refuses it
+      R"({"rev":4,"at":"z","type":"artifact","path":"artifacts/4-x.md","stage":"blocked"})"
+      "\n",  // decodes in part before the decoder refuses it
+      R"({"rev":5,"at":"z","type":"artifact","path":"artifacts/5-x.md","stage":"designing"})"
+      "\n",  // a revision gap: the fold refuses it
+      R"({"rev":4,"at":"z","type":"transition","from":"ready","to":"done"})"
+      "\n",  // departs from elsewhere: the fold refuses it
+  };
+  for (const std::string& bad : refused) {
+    CAPTURE(bad);
+    auto state = FoldJournal(path, head);
+    REQUIRE(state.ok());
+    CHECK_FALSE(FoldJournalFrom(path, head + good + bad, head.size(), *state).ok());
+    expect_folded_to_rev_3(*state);
+  }
+
+  auto state = FoldJournal(path, head + good);
+  REQUIRE(state.ok());
+  JournalEntry gap;
+  gap.rev = 9;
+  gap.at = "z";
+  gap.type = EntryType::kClaimExpired;
+  gap.by = kHuman;
+  gap.previous_owner = kHuman;
+  CHECK_FALSE(ApplyEntry(*state, gap).ok());
+  expect_folded_to_rev_3(*state);
+}
+
 namespace {
 
 struct Root {
