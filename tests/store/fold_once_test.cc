@@ -295,6 +295,86 @@ TEST_CASE("a line the decoder or the fold refuses leaves no entry of it behind")
   expect_folded_to_rev_3(*state);
 }
 
+TEST_CASE("a long journal folds the same whole and in parts, refusals worded the same") {
+  // Lines decoded in place (issue 11 item 1) by either decoder, across the reallocations of a
+  // tail fold that outgrows the head's reserve: every split gives the whole fold's state, and
+  // a bad line gives the whole fold's message, its line number included.
+  const std::string path = "/r/tasks/0001-a/journal.jsonl";
+  std::vector<std::string> lines = {
+      R"({"rev":1,"at":"2026-09-16T08:00:00.000Z","type":"created","by":{"kind":"human"}})",
+      R"({"rev":2,"at":"2026-09-16T08:00:00.000Z","type":"transition","from":"draft","to":"designing"})"};
+  for (int rev = 3; rev <= 2000; ++rev) {
+    const std::string r = std::to_string(rev);
+    std::string line =
+        rev % 7 == 0
+            ? R"({"rev":)" + r +
+                  R"(,"at":"2026-09-16T08:00:00.000Z","type":"transition","from":")" +
+                  (rev % 14 == 0 ? "blocked" : "designing") + R"(","to":")" +
+                  (rev % 14 == 0 ? "designing" : "blocked") +
+                  R"(","by":{"kind":"command","name":"gate"},"reason":"r)" + r +
+                  R"(","gate":{"checks":[{"by":{"kind":"agent"},"verdict":"allowed","summary":"ok"}]}})"
+            : R"({"rev":)" + r +
+                  R"(,"at":"2026-09-16T08:00:00.000Z","type":"artifact","path":"artifacts/)" + r +
+                  R"(-prd.md","stage":"designing","kind":"prd"})";
+    if (rev % 5 == 0) line = Escaped(line);  // decoded by the general path
+    lines.push_back(line);
+  }
+  std::string content;
+  std::vector<size_t> starts;  // byte offset of each line
+  for (const std::string& l : lines) {
+    starts.push_back(content.size());
+    content += l + (starts.size() % 100 == 0 ? "\n\n" : "\n");
+  }
+  auto whole = FoldJournal(path, content);
+  REQUIRE(whole.ok());
+  REQUIRE(whole->entries.size() == 2000);
+  CHECK(whole->stage == Location::kBlocked);  // rev 1995 = 7 x 285 (odd): parked
+  for (size_t split : {size_t{1}, size_t{2}, size_t{3}, size_t{999}, size_t{1999}}) {
+    CAPTURE(split);
+    auto state = FoldJournal(path, content.substr(0, starts[split]));
+    REQUIRE(state.ok());
+    REQUIRE(FoldJournalFrom(path, content, starts[split], *state).ok());
+    CHECK(state->stage == whole->stage);
+    CHECK(state->blocked_from == whole->blocked_from);
+    CHECK(state->stage_revision == 2000);
+    CHECK(state->created_at == whole->created_at);
+    CHECK(state->updated_at == whole->updated_at);
+    CHECK(state->artifact_records == whole->artifact_records);
+    REQUIRE(state->entries.size() == whole->entries.size());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      CHECK(EncodeJournalLine(state->entries[i]) == EncodeJournalLine(whole->entries[i]));
+    }
+  }
+
+  // Line 1500 replaced: a duplicate key (JSON.parse keeps the last), a wrong type, a gap.
+  const std::string r = "1500";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"rev":1500,"at":"x","at":5,"type":"artifact","path":"p","stage":"designing"})",
+       "journal entry field \"at\" must be a non-empty string"},
+      {R"({"rev":1500,"at":"x","type":"artifact","path":"p","stage":"designing","kind":7})",
+       "field \"kind\" must be a non-empty string when present"},
+      {R"({"rev":1500,"rev":1501,"at":"x","type":"artifact","path":"p","stage":"designing"})",
+       "journal entry 1500 carries rev 1501; revisions must be contiguous from 1"},
+  };
+  for (const auto& [line, problem] : bad) {
+    CAPTURE(line);
+    const size_t at = starts[1499];
+    const size_t next = content.find('\n', at);
+    const std::string changed = content.substr(0, at) + line + content.substr(next);
+    auto refused = FoldJournal(path, changed);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().message().find(problem) != std::string::npos);
+    CHECK(refused.status().message().find("1514") !=
+          std::string::npos);  // 14 blank lines before it
+    auto state = FoldJournal(path, changed.substr(0, starts[1000]));
+    REQUIRE(state.ok());
+    Status tail = FoldJournalFrom(path, changed, starts[1000], *state);
+    CHECK(tail.message() == refused.status().message());
+    CHECK(state->entries.size() == 1499);
+    CHECK(state->stage_revision == 1499);
+  }
+}
+
 namespace {
 
 struct Root {
