@@ -25,12 +25,14 @@
 #
 # Then bench/perf_callgrind.sh (issue 11): instruction counts of cache-hit moves on 10- and
 # 10,000-line journals and of the grounding checker on 16 MiB, each beside its floor; its missed
-# targets count as missed targets here.
+# targets count as missed targets here. Then bench/journal_callgrind.sh: instructions per folded
+# journal line and the 10 vs 10,000-line cache-hit move, beside BENCH_BASELINE's when set.
 #
 # Environment: BENCH_RUNS (100), BENCH_WARMUP (5, at least 2), BENCH_CARDS (10000),
 # BENCH_JOURNAL (200 entries per card), BENCH_OUT (results dir, default a new /tmp dir),
 # BENCH_KEEP=1 keeps the generated workspaces (the 10,000-card root is ~400 MB), BENCH_STRICT=1,
-# BENCH_CALLGRIND=0 (skip the instruction counts).
+# BENCH_CALLGRIND=0 (skip the instruction counts), BENCH_BASELINE (another devflow-gate binary,
+# e.g. main's build, whose journal fold bench/journal_callgrind.sh counts beside this one's).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -258,12 +260,21 @@ if [ "${BENCH_CALLGRIND:-1}" = 1 ]; then
     echo "instruction counts (bench/perf_callgrind.sh):"
     BENCH_STRICT=1 bash "$here/perf_callgrind.sh" "$gate" | tee "$out/callgrind.tsv" || cg_rc=$?
     [ "$cg_rc" = 0 ] || [ "$cg_rc" = 3 ] || exit "$cg_rc"
+    # The journal fold per line and the 10 vs 10,000-line move, BENCH_BASELINE (another
+    # build's devflow-gate, e.g. main's) beside this one when given.
+    echo
+    echo "journal length (bench/journal_callgrind.sh):"
+    jr_rc=0
+    BENCH_STRICT=1 bash "$here/journal_callgrind.sh" ${BENCH_BASELINE:+"$BENCH_BASELINE"} "$gate" |
+      tee "$out/journal-callgrind.txt" || jr_rc=$?
+    [ "$jr_rc" = 0 ] || [ "$jr_rc" = 3 ] || exit "$jr_rc"
+    [ "$jr_rc" = 3 ] && cg_rc=3
   else
     echo "bench: valgrind not installed; skipping the instruction counts" >&2
   fi
 fi
 echo "results: $out (hyperfine.json, hyperfine.txt, summary.json, machine.txt, touched.txt," \
-     "grounding-scan.txt, callgrind.tsv)"
+     "grounding-scan.txt, callgrind.tsv, journal-callgrind.txt)"
 [ "$scan_rc" = 0 ] || { echo "bench: the grounding scan missed a target (BENCH_STRICT=1)" >&2; exit 1; }
 [ "$cg_rc" = 3 ] && [ "$rc" = 0 ] && rc=3
 if [ "$rc" = 3 ] && [ "${BENCH_STRICT:-0}" = 1 ]; then
