@@ -141,6 +141,16 @@ bool IsVerdictWord(std::string_view w) {
                    "no"});
 }
 
+// The negative verdict words that claim on their own after the deciding block, without the
+// keyword (`Final answer: **veto**.`, `Conclusion: reject.`, `I veto this card.`): a final
+// veto worded any way must not leave an earlier allow deciding. Not `block`, `fail`, `no`,
+// `refuse` or `decline`: "nothing blocks this", "no issues", "if the write fails", "the parser
+// refuses a bad line" are ordinary prose (they still count in a statement).
+bool IsNegativeVerdictWord(std::string_view w) {
+  return OneOf(w, {"veto", "vetoes", "vetoed", "vetoing", "reject", "rejects", "rejected",
+                   "rejecting", "rejection", "deny", "denies", "denied", "denying"});
+}
+
 // Words that may stand between the keyword and the verdict word ("the verdict is veto", "my
 // decision would be to reject", "verdict: not admitted"); at most kMaxConnectors of them.
 bool IsConnector(std::string_view w) {
@@ -220,6 +230,8 @@ std::optional<VerdictClaim> FindVerdictClaim(std::string_view text, ClaimForms f
       const std::string_view low = word.Text();
       if (low == "verdict" || low == "decision") {
         if (auto claim = ClaimAt(text, word, line_start, before, forms)) return claim;
+      } else if (forms == ClaimForms::kKeysAndStatements && IsNegativeVerdictWord(low)) {
+        return VerdictClaim{word.at, word.end};
       }
       line_start = false;
       before = 'a';
@@ -345,6 +357,18 @@ std::optional<Verdict> Decode(std::string_view content, std::string* why,
     return no("says \"verdict\": " + Quoted(*verdict) + "; expected \"allow\" or \"veto\"");
   }
   const auto& word = verdict->get_ref<const std::string&>();
+  // A second key that names a verdict (`"Verdict"`, `"final_verdict"`) makes the object say two
+  // things, and which one a reader takes is its own rule: ambiguous, so no verdict.
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "verdict") continue;
+    std::string low(key);
+    std::transform(low.begin(), low.end(), low.begin(), Lower);
+    if (low.find("verdict") != std::string::npos) {
+      return no("has another verdict key " + Quoted(key) +
+                " besides \"verdict\" (ambiguous; only \"verdict\" may name the verdict)");
+    }
+  }
 
   const auto summary = value.find("summary");
   if (summary == value.end()) return no("has no \"summary\"; expected a non-blank string");
@@ -422,8 +446,10 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
     // final answer that the fence scan does not see as a block (a `~~~` fence, a one-line
     // fence, a fence that an inline ``` in the prose paired off; the trial of 2026-12-02) or
     // one stated in prose (`**Verdict:** veto`, `## Verdict` + `veto`; the trial of
-    // 2026-12-03) must not leave an earlier draft deciding. A restatement that agrees fails
-    // too: the gate does not interpret prose, and only the last block may decide.
+    // 2026-12-03), or worded without the keyword (`Final answer: **veto**.`, a negative verdict
+    // word alone; the f4_prose trial of 2026-12-03) must not leave an earlier draft deciding. A
+    // restatement that agrees fails too: the gate does not interpret prose, and only the last block
+    // may decide.
     const size_t tail_at =
         static_cast<size_t>(it->content.data() - reply.data()) + it->content.size() + kFence.size();
     if (tail_at < reply.size()) {

@@ -66,23 +66,28 @@ struct VerdictClaim {
 ///    verdict word (allow, veto, admit, reject, approve, deny, block, pass, fail, ok, yes, no
 ///    and their forms): `**Verdict:** veto`, `Final verdict: veto`, `## Verdict` + LF + `veto`,
 ///    `| verdict | veto |`, `<verdict>veto</verdict>`, `Decision — reject`, `the verdict is
-///    veto`. `The verdict stands.` and `this decision allows it` are no claims.
+///    veto`. `The verdict stands.` and `this decision allows it` are no claims;
+///  - with kKeysAndStatements, a negative verdict word on its own, anywhere: veto, vetoes,
+///    vetoed, vetoing, reject, rejects, rejected, rejecting, rejection, deny, denies, denied,
+///    denying (`Final answer: **veto**.`, `I veto this card.`; the claim is the word). Not
+///    block, fail, no, refuse or decline: alone they are ordinary prose ("nothing blocks this").
 /// One linear pass; nothing is allocated.
 std::optional<VerdictClaim> FindVerdictClaim(std::string_view text, ClaimForms forms);
 
 /// Decodes one block's content: JSON object (surrounding whitespace allowed), no key twice
-/// anywhere in it (issue 7 item 2), `verdict` exactly "allow" or "veto", `summary` a string
-/// non-blank after JS trim, `findings` absent or an array of strings. Extra properties are
-/// ignored. Anything else → nullopt.
+/// anywhere in it (issue 7 item 2), `verdict` exactly "allow" or "veto", no other top-level key
+/// whose ASCII-lowercased form contains `verdict` (`"Verdict"`, `"final_verdict"`: ambiguous),
+/// `summary` a string non-blank after JS trim, `findings` absent or an array of strings. Extra
+/// properties are ignored. Anything else → nullopt.
 std::optional<Verdict> DecodeVerdictBlock(std::string_view content);
 
 /// The verdict of a reply: the last block that ClaimsVerdict, when it is closed, decodes,
 /// (with `nonce` set) carries exactly that nonce as a string, and nothing after it in the reply
 /// claims a verdict (FindVerdictClaim with kKeysAndStatements: a final answer the fence scan
-/// does not see as a block, or a restated decision, agreeing or not). Otherwise — no claiming
-/// block, the last one is not a valid verdict, or a claim follows it — nullopt, the fault `the
-/// checker replied without a parsable verdict block`: an earlier valid block never stands in
-/// for a broken last one.
+/// does not see as a block, a restated decision, agreeing or not, or a negative verdict word).
+/// Otherwise — no claiming block, the last one is not a valid verdict, or a claim follows it —
+/// nullopt, the fault `the checker replied without a parsable verdict block`: an earlier valid
+/// block never stands in for a broken last one.
 std::optional<Verdict> ParseLastVerdict(std::string_view reply,
                                         const std::optional<std::string>& nonce = std::nullopt);
 

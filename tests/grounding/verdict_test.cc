@@ -263,6 +263,11 @@ const ReplyCase kReplies[] = {
     {"draft allow, final block with verdict twice",
      kDraft + "\n" + Block(R"({"verdict": "veto", "summary": "s", "verdict": "allow"})"),
      std::nullopt, ""},
+    {"draft allow, final block with a second verdict key Verdict",
+     kDraft + "\n" + Block(R"({"verdict": "allow", "summary": "s", "Verdict": "veto"})"),
+     std::nullopt, ""},
+    {"a lone block with a second verdict key final_verdict",
+     Block(R"({"verdict": "allow", "summary": "s", "final_verdict": "veto"})"), std::nullopt, ""},
     {"uppercase verdict word alone", Block(R"({"verdict": "ALLOW", "summary": "ok"})"),
      std::nullopt, ""},
     {"uppercase JSON fence, broken body, after a valid allow",
@@ -422,9 +427,10 @@ TEST_CASE("FindVerdictClaim: a statement is the word, a separator, then a verdic
       {"This decision allows the card to move on.", nullptr},  // only a space joins them
       {"The verdict. No further issues.", nullptr},            // a clause ends between them
       {"I hope the verdict helps, no rush.", nullptr},
-      {"The decision is yours to make; veto it if you like.", nullptr},
-      {"verdictveto", nullptr},
-      {"indecision: veto", nullptr},  // whole words only
+      // no statement (a clause ends, or another word), but a negative verdict word claims alone
+      {"The decision is yours to make; veto it if you like.", "veto"},
+      {"indecision: veto", "veto"},
+      {"verdictveto", nullptr},  // whole words only
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);
@@ -520,6 +526,14 @@ const Admitted kStillDecide[] = {
     {"a clause ends after the word", "", true, "\nI stand by the verdict. No further issues.\n"},
     {"a shell snippet after", "", true, "\nRun:\n```bash\nmake test\n```\n"},
     {"a signature after", "", true, "\n\xE2\x80\x94 the grounding bot\n"},
+    // Words that are verdict words only in a statement: alone they are ordinary prose.
+    {"no further issues", "", true, "\nNo further issues.\n"},
+    {"nothing blocks this", "", true, "\nNothing blocks this card; no issues found.\n"},
+    {"fails and refuses in prose", "", true,
+     "\nIf the export fails, the parser refuses the line and declines to retry.\n"},
+    {"a word that only starts like one", "", true, "\nThe vetting was thorough.\n"},
+    {"a negative word before the fence", "I considered a veto; REQ-7 is defined after all.\n", true,
+     "\n"},
 };
 
 }  // namespace
@@ -570,6 +584,55 @@ TEST_CASE("the fault for a claim after the block quotes the claim") {
         "last verdict block may decide, so end the reply with it");
 }
 
+// The trial of 2026-12-03 (f4_prose): a draft allow, then a final veto worded without
+// `verdict` or `decision` (or with words between it and the value). Each admitted the draft
+// before; a negative verdict word after the deciding block now claims on its own.
+TEST_CASE("a negative verdict word after the deciding block makes the reply fail closed") {
+  struct Case {
+    const char* final_veto;
+    const char* claim;  // what the fault quotes
+  };
+  const Case cases[] = {
+      {"Final answer: **veto**.", "veto"},
+      {"Conclusion: reject.", "reject"},
+      {"I veto this card.", "veto"},
+      {"Outcome: VETO", "VETO"},
+      {"**Result:** rejected", "rejected"},
+      {"Verdict (revised): veto", "veto"},
+      {"My final verdict (after the re-check): veto", "veto"},
+      {"The verdict that I would give is veto", "veto"},
+      {"It is vetoed.", "vetoed"},
+      {"The committee vetoes it.", "vetoes"},
+      {"I am vetoing this.", "vetoing"},
+      {"This rejects the card.", "rejects"},
+      {"I am rejecting it.", "rejecting"},
+      {"Rejection.", "Rejection"},
+      {"Deny.", "Deny"},
+      {"Denied: REQ-7 is missing.", "Denied"},
+      {"This denies the move.", "denies"},
+      {"Denying it.", "Denying"},
+      {"\xEF\xBD\x96\xEF\xBD\x85\xEF\xBD\x94\xEF\xBD\x8F",  // full-width letters
+       "\xEF\xBD\x96\xEF\xBD\x85\xEF\xBD\x94\xEF\xBD\x8F"},
+      {"ve\xE2\x80\x8Bto", "ve\xE2\x80\x8Bto"},  // ZWSP inside the word
+  };
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    CAPTURE(nonce.value_or("(verdictNonce off)"));
+    for (const Case& c : cases) {
+      CAPTURE(c.final_veto);
+      const std::string reply =
+          AllowFence(nonce) + "\n\nOn reflection REQ-7 is missing. " + c.final_veto + "\n";
+      CHECK_FALSE(ParseLastVerdict(reply, nonce));
+      CHECK(VerdictFaultReason(reply, nonce) ==
+            std::string("the reply claims a verdict after its last verdict block (\"") + c.claim +
+                "\"); only the last verdict block may decide, so end the reply with it");
+    }
+  }
+  // A negative word alone is no key: a block holding one does not claim to be a verdict.
+  CHECK_FALSE(FindVerdictClaim("I veto this card.", ClaimForms::kKeys));
+  CHECK_FALSE(ClaimsVerdict(FencedBlock{"bash", "echo rejected", true}));
+}
+
 TEST_CASE("a single-quoted verdict key makes a block claim, so a JSON5 last block fails closed") {
   CHECK(ClaimsVerdict(FencedBlock{"js", "const v = {'verdict': 'veto'};", true}));
   CHECK(ClaimsVerdict(FencedBlock{"json5", "// final\n{'verdict': 'veto'}", true}));
@@ -595,6 +658,31 @@ TEST_CASE("a key twice anywhere in the verdict object makes it no verdict") {
   // Equal keys in different objects are not duplicates.
   CHECK(DecodeVerdictBlock(
       R"({"verdict": "allow", "summary": "ok", "a": {"summary": 1}, "b": [{"k": 1}, {"k": 2}]})"));
+}
+
+TEST_CASE("a second top-level key naming a verdict makes the object ambiguous, so no verdict") {
+  struct Case {
+    const char* json;
+    const char* key;  // the key the fault names, as JSON
+  };
+  const Case cases[] = {
+      {R"({"verdict": "allow", "summary": "s", "Verdict": "veto"})", R"("Verdict")"},
+      {R"({"verdict": "allow", "summary": "s", "final_verdict": "veto"})", R"("final_verdict")"},
+      {R"({"verdict": "allow", "summary": "s", "VERDICT": "veto"})", R"("VERDICT")"},
+      {R"({"verdict": "allow", "summary": "s", "verdict2": "veto"})", R"("verdict2")"},
+      {R"({"Verdict": "veto", "verdict": "allow", "summary": "s"})", R"("Verdict")"},
+      {R"({"verdict": "veto", "summary": "s", "myVerdictNote": "x"})", R"("myVerdictNote")"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.json);
+    CHECK_FALSE(DecodeVerdictBlock(c.json));
+    CHECK(VerdictFaultReason(Block(c.json)) ==
+          std::string("the last verdict block has another verdict key ") + c.key +
+              " besides \"verdict\" (ambiguous; only \"verdict\" may name the verdict)");
+  }
+  // A value that says "verdict", or a key that does not contain it, is fine.
+  CHECK(DecodeVerdictBlock(R"({"verdict": "allow", "summary": "the verdict is allow"})"));
+  CHECK(DecodeVerdictBlock(R"({"verdict": "veto", "summary": "s", "verdi": 1, "dict": 2})"));
 }
 
 TEST_CASE("a bounded line is cut at a UTF-8 boundary with a visible marker, within 1 KiB") {
