@@ -3,8 +3,8 @@
 // posix_spawn for every check. Spawning through a program of its own keeps a spawn's cost
 // independent of the host's memory (a fork copies the host's page tables: 20.7 ms at 1 GiB,
 // issue 11 item 5), while everything that must run between fork and exec (the reaper's child
-// subreaper, the checker's process group, parent-death signal, resource limits, Landlock,
-// seccomp, capability drop) runs in a process of a few hundred KiB.
+// subreaper, the checker's session and process group, parent-death signal, resource limits,
+// Landlock, seccomp, capability drop) runs in a process of a few hundred KiB.
 //
 // The reaper R (own process group, default signals, empty mask, cwd = the workspace, environ =
 // the checker's whole environment, stdin/stdout/stderr = the check's pipes):
@@ -13,7 +13,8 @@
 //  2. starts the checker C with clone(CLONE_VM | CLONE_VFORK) on a stack of its own (nothing is
 //     copied; R waits until C has exec'd) and then keeps none of the check's pipes (stdio on
 //     /dev/null);
-//  3. C: writes its pid on the report pipe, takes its own process group, default signals,
+//  3. C: writes its pid on the report pipe, takes its own session (setsid: no controlling
+//     terminal; its own process group), default signals,
 //     PR_SET_PDEATHSIG(SIGKILL) tied to R, ApplyConfinement, marks every fd above 2
 //     close-on-exec but kPassFd and kRelayReadFd and execs; on a failure it reports the errno
 //     and _exits 127;
@@ -71,7 +72,8 @@ struct Report {
   int32_t kind;
   int32_t value;
 };
-inline constexpr int32_t kCheckerPid = 1;    // value: the checker's pid (= its process group)
+inline constexpr int32_t kCheckerPid =
+    1;  // value: the checker's pid (= its process group and session)
 inline constexpr int32_t kCheckerError = 2;  // value: errno of the checker's setup or exec
 inline constexpr int32_t kReaperError = 3;   // value: errno of the reaper's own setup or fork
 

@@ -12,6 +12,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -281,11 +282,11 @@ Result<int> AddPathRule(int ruleset_fd, const std::string& path, uint64_t allowe
 // (docs/security.md "File metadata"). `fallback` is the x86_64 / aarch64 number (the unified
 // table of calls added since 5.1) for the calls a libseccomp may not name: Debian 12's
 // 2.5.4+deb12u1 names fchmodat2 (an upstream 2.5.4 does not) but not the 6.13/6.17 calls.
-struct MetadataCall {
+struct NamedCall {
   const char* name;
   int fallback;
 };
-constexpr MetadataCall kMetadataCalls[] = {
+constexpr NamedCall kMetadataCalls[] = {
     {"chmod", -1},         {"fchmod", -1},       {"fchmodat", -1},    {"fchmodat2", 452},
     {"chown", -1},         {"fchown", -1},       {"lchown", -1},      {"fchownat", -1},
     {"utime", -1},         {"utimes", -1},       {"futimesat", -1},   {"utimensat", -1},
@@ -300,8 +301,10 @@ constexpr bool kUnifiedSyscallNumbers = true;
 constexpr bool kUnifiedSyscallNumbers = false;
 #endif
 
-Status DenyMetadataChanges(scmp_filter_ctx ctx) {
-  for (const MetadataCall& call : kMetadataCalls) {
+// Adds an EPERM rule for each of `calls`.
+template <size_t N>
+Status DenyCalls(scmp_filter_ctx ctx, const NamedCall (&calls)[N]) {
+  for (const NamedCall& call : calls) {
     int nr = ::seccomp_syscall_resolve_name(call.name);
     if (nr == __NR_SCMP_ERROR) {
       // libseccomp does not know the name: its number, where this file knows it, else fail
@@ -318,10 +321,48 @@ Status DenyMetadataChanges(scmp_filter_ctx ctx) {
     int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
     if (rc != 0) return SandboxError(std::string("seccomp_rule_add ") + call.name, -rc);
   }
+  return Status::Ok();
+}
+
+Status DenyMetadataChanges(scmp_filter_ctx ctx) {
+  if (Status denied = DenyCalls(ctx, kMetadataCalls); !denied.ok()) return denied;
   // chattr through ioctl(2) (FS_IOC_SETFLAGS: nodump, noatime, ... need only ownership). The
   // kernel reads the command as a 32-bit int, so only its low 32 bits are compared: a command
   // with bits set above them would slip past a 64-bit equality.
   for (unsigned long command : {FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR}) {
+    int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, command));
+    if (rc != 0) return SandboxError("seccomp_rule_add ioctl", -rc);
+  }
+  return Status::Ok();
+}
+
+// What the host shares with a checker without a file: at the Landlock level there is no IPC
+// namespace, so a checker attached a host process's SysV shared memory segment (read and
+// overwrote it) and created a POSIX message queue that outlived the check; at both levels
+// (bubblewrap keeps the keyring) it searched, read, cleared and added keys in the host's
+// session keyring (issue 9 F2, F3, the fresh tester). No checker needs any of them: denied at
+// both levels (docs/security.md "IPC, keyrings and the terminal"). `ipc` is the multiplexer
+// 32-bit x86 and others route SysV IPC through (x86_64 and aarch64 have none: skipped there).
+constexpr NamedCall kHostIpcCalls[] = {
+    {"shmget", -1},        {"shmat", -1},           {"shmdt", -1},
+    {"shmctl", -1},        {"msgget", -1},          {"msgsnd", -1},
+    {"msgrcv", -1},        {"msgctl", -1},          {"semget", -1},
+    {"semop", -1},         {"semtimedop", -1},      {"semctl", -1},
+    {"ipc", -1},           {"mq_open", -1},         {"mq_unlink", -1},
+    {"mq_timedsend", -1},  {"mq_timedreceive", -1}, {"mq_notify", -1},
+    {"mq_getsetattr", -1}, {"keyctl", -1},          {"add_key", -1},
+    {"request_key", -1},
+};
+
+// The terminal ioctls that act on a tty beyond its own output: TIOCSTI pushes bytes into its
+// input queue (a checker typed commands into the operator's shell, issue 9 F1), TIOCLINUX
+// pastes the console selection. The checker has no controlling terminal (the reaper setsid()s
+// it), but a root checker needs none for TIOCSTI (CAP_SYS_ADMIN) and may open the operator's
+// pty read-only: both are denied at both levels, by the command's low 32 bits as above.
+Status DenyHostIpcAndTerminal(scmp_filter_ctx ctx) {
+  if (Status denied = DenyCalls(ctx, kHostIpcCalls); !denied.ok()) return denied;
+  for (unsigned long command : {TIOCSTI, TIOCLINUX}) {
     int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
                                 SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, command));
     if (rc != 0) return SandboxError("seccomp_rule_add ioctl", -rc);
@@ -354,6 +395,7 @@ Result<int> BuildSeccompFilter(bool network) {
   }
   if (rc != 0) return SandboxError("seccomp_rule_add", -rc);
   if (Status denied = DenyMetadataChanges(ctx); !denied.ok()) return denied;
+  if (Status denied = DenyHostIpcAndTerminal(ctx); !denied.ok()) return denied;
   int fd = ::memfd_create("devflow-gate-seccomp", MFD_CLOEXEC);
   if (fd < 0) return SandboxError("memfd_create", errno);
   rc = ::seccomp_export_bpf(ctx, fd);

@@ -102,7 +102,8 @@ class CheckWaiter {
 /// Every check is started through its own reaper (checker/reaper.h): the host posix_spawns the
 /// small `devflow-gate-reaper` program (no fork of the host, so the cost does not grow with the
 /// host's memory), which becomes a child subreaper and forks the checker. The checker runs in
-/// its own process group with default signal dispositions and an empty signal mask, no
+/// its own session and process group (setsid: no controlling terminal) with default signal
+/// dispositions and an empty signal mask, no
 /// inherited fd above 2, PR_SET_PDEATHSIG(SIGKILL) tied to the reaper, cwd = the workspace,
 /// and a minimal environment: PATH (host's), HOME = TMPDIR = a fresh scratch dir (removed after
 /// the check), LANG (host's, else C.UTF-8), each provider `env` name set in the host, and

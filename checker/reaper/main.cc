@@ -176,9 +176,12 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
 // C, between fork and exec. Never returns.
 [[noreturn]] void StartChecker(pid_t reaper, int report, int pass, int pass2,
                                const ConfinementPlan& plan, char* const* argv) {
-  // pgid == pid, so kill(-pgid, sig) reaches the checker and everything it forks; taken before
-  // the host learns the pid, so a kill of the group never misses it.
-  int err = ::setpgid(0, 0) != 0 ? errno : 0;
+  // A new session: no controlling terminal, so the checker cannot reach the operator's through
+  // /dev/tty (TIOCSTI typed commands into the operator's shell at the Landlock level, issue 9
+  // F1). setsid() also makes it a group leader, pgid == pid, so kill(-pgid, sig) reaches the
+  // checker and everything it forks; taken before the host learns the pid, so a kill of the
+  // group never misses it. C is R's child, never a group leader, so setsid() cannot fail EPERM.
+  int err = ::setsid() < 0 ? errno : 0;
   Send(report, kCheckerPid, static_cast<int32_t>(::getpid()));
   // SIG_IGN survives exec: undo the reaper's ignores (and any other), clear the mask.
   for (int sig = 1; sig < NSIG; ++sig) {

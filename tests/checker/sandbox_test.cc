@@ -9,6 +9,7 @@
 #include <linux/fs.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -429,6 +430,90 @@ TEST_CASE(
   char value[16];
   CHECK(::getxattr(host.secret.c_str(), "user.dg", value, sizeof value) == 7);
   CHECK(host.State() != before);
+}
+
+// A SysV shared memory segment of the host (IPC_CREAT, 0600) holding "hostsecret", and the
+// name of a POSIX message queue no one has created; both removed when the test ends.
+struct HostIpc {
+  int key = 0x44470000 | (::getpid() & 0xffff);
+  int id = -1;
+  void* at = nullptr;
+  std::string queue = "devflow-ipc-probe-" + std::to_string(::getpid());
+  HostIpc() {
+    id = ::shmget(key, 4096, IPC_CREAT | IPC_EXCL | 0600);
+    REQUIRE(id >= 0);
+    at = ::shmat(id, nullptr, 0);
+    REQUIRE(at != reinterpret_cast<void*>(-1));
+    std::memcpy(at, "hostsecret", 10);
+  }
+  ~HostIpc() {
+    ::shmdt(at);
+    ::shmctl(id, IPC_RMID, nullptr);
+    ::syscall(SYS_mq_unlink, queue.c_str());
+  }
+  std::string Segment() const { return std::string(static_cast<const char*>(at), 10); }
+  // 0 when the queue existed (and is gone now), else the errno.
+  int UnlinkQueue() const { return ::syscall(SYS_mq_unlink, queue.c_str()) == 0 ? 0 : errno; }
+};
+
+nlohmann::json RunIpcProbe(const std::string& workspace, const HostIpc& ipc,
+                           SubprocessOptions options, bool sandbox_off, std::string* level) {
+  ProviderConfig p = Command(
+      "ipc", {Fixture("ipc_probe.py"), std::to_string(ipc.key), std::to_string(ipc.id), ipc.queue});
+  p.sandbox_off = sandbox_off;
+  SubprocessChecker checker({p}, "", options);
+  auto reply = checker.Dispatch(Request("ipc", workspace));
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message(), " stderr: ", checker.last_stderr());
+  INFO("probe said: ", reply->text);
+  *level = reply->sandbox;
+  return nlohmann::json::parse(reply->text);
+}
+
+// Issue 9, the fresh tester: at the Landlock level a checker kept the operator's session and
+// typed a command into the operator's terminal with TIOCSTI (F1), attached a host process's
+// SysV shared memory and left a POSIX message queue behind (F2, no IPC namespace there); at
+// both levels it read and cleared the host's session keyring (F3). The checker starts in a
+// session of its own (no controlling terminal) and the seccomp filter denies TIOCSTI, SysV
+// IPC, POSIX message queues and the keyring calls at both levels.
+TEST_CASE(
+    "a checker cannot use the host's terminal, SysV IPC, message queues or keyring at either "
+    "level") {
+  TempDir ws;
+  HostIpc ipc;
+  for (std::string bwrap : {test::TestBwrap(), std::string()}) {
+    CAPTURE(bwrap);
+    std::string level;
+    nlohmann::json report = RunIpcProbe(ws.path(), ipc, Options(bwrap), false, &level);
+    CHECK(level == ExpectedLevel(bwrap));
+    CHECK(report["pty"] == "ok");  // its own pty, its controlling terminal: only TIOCSTI is denied
+    for (const char* call : {"TIOCSTI", "shmget", "shmat", "mq_open", "keyctl", "add_key"}) {
+      CAPTURE(call);
+      CHECK(report[call] == "EPERM");
+    }
+    CHECK_FALSE(report.contains("shmat read"));
+    if (level != "bwrap") {  // under bubblewrap pids are its PID namespace's
+      CHECK(report["sid"] != ::getsid(0));
+      CHECK(report["sid"] == report["pid"]);
+    }
+    CHECK(ipc.Segment() == "hostsecret");
+    CHECK(ipc.UnlinkQueue() == ENOENT);  // nothing outlives the check
+  }
+  // The control: unconfined, the same probe reads the segment, creates the queue and uses the
+  // keyring, so the checks above can fail. TIOCSTI on its own terminal needs root or
+  // dev.tty.legacy_tiocsti=1 (EIO else); never EPERM.
+  std::string level;
+  nlohmann::json off = RunIpcProbe(ws.path(), ipc, Options(), true, &level);
+  CHECK(level == "off");
+  CHECK(off["pty"] == "ok");
+  CHECK(off["TIOCSTI"] != "EPERM");
+  for (const char* call : {"shmget", "shmat", "mq_open", "keyctl", "add_key"}) {
+    CAPTURE(call);
+    CHECK(off[call] == "ok");
+  }
+  CHECK(off["shmat read"] == "hostsecret");
+  CHECK(off["sid"] == off["pid"]);  // its own session at every level
+  CHECK(ipc.Segment() == "hostsecret");
+  CHECK(ipc.UnlinkQueue() == 0);
 }
 
 TEST_CASE("sandbox: off runs the checker unconfined and says so") {
