@@ -341,7 +341,7 @@ Status DenyMetadataChanges(scmp_filter_ctx ctx) {
 // namespace, so a checker attached a host process's SysV shared memory segment (read and
 // overwrote it) and created a POSIX message queue that outlived the check; at both levels
 // (bubblewrap keeps the keyring) it searched, read, cleared and added keys in the host's
-// session keyring (issue 9 F2, F3, the fresh tester). No checker needs any of them: denied at
+// session keyring (issue 7 F2, F3, the fresh tester). No checker needs any of them: denied at
 // both levels (docs/security.md "IPC, keyrings and the terminal"). `ipc` is the multiplexer
 // 32-bit x86 and others route SysV IPC through (x86_64 and aarch64 have none: skipped there).
 constexpr NamedCall kHostIpcCalls[] = {
@@ -356,7 +356,7 @@ constexpr NamedCall kHostIpcCalls[] = {
 };
 
 // The terminal ioctls that act on a tty beyond its own output: TIOCSTI pushes bytes into its
-// input queue (a checker typed commands into the operator's shell, issue 9 F1), TIOCLINUX
+// input queue (a checker typed commands into the operator's shell, issue 7 F1), TIOCLINUX
 // pastes the console selection. The checker has no controlling terminal (the reaper setsid()s
 // it), but a root checker needs none for TIOCSTI (CAP_SYS_ADMIN) and may open the operator's
 // pty read-only: both are denied at both levels, by the command's low 32 bits as above.

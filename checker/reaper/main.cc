@@ -177,7 +177,7 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
 [[noreturn]] void StartChecker(pid_t reaper, int report, int pass, int pass2,
                                const ConfinementPlan& plan, char* const* argv) {
   // A new session: no controlling terminal, so the checker cannot reach the operator's through
-  // /dev/tty (TIOCSTI typed commands into the operator's shell at the Landlock level, issue 9
+  // /dev/tty (TIOCSTI typed commands into the operator's shell at the Landlock level, issue 7
   // F1). setsid() also makes it a group leader, pgid == pid, so kill(-pgid, sig) reaches the
   // checker and everything it forks; taken before the host learns the pid, so a kill of the
   // group never misses it. C is R's child, never a group leader, so setsid() cannot fail EPERM.
