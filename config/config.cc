@@ -1138,6 +1138,53 @@ std::string Real(const std::string& path) {
   return ::realpath(path.c_str(), buf) ? std::string(buf) : AbsolutePath(path);
 }
 
+// The symlinks met resolving the absolute `path` the way the kernel does, in order, each as
+// where the link itself lies (its directory resolved, then its own name): a link in the
+// workspace can be retargeted by the judged agent even when both ends lie outside it. A
+// component that does not exist ends the symlinks (the rest is lexical). At most 40 links, as
+// the kernel's ELOOP.
+std::vector<std::string> SymlinksAlong(const std::string& path) {
+  std::vector<std::string> links;
+  std::vector<std::string> todo;  // the components still to walk, the next one last
+  auto prepend = [&todo](const std::string& p) {
+    std::vector<std::string> parts;
+    size_t at = 0;
+    while (at <= p.size()) {
+      size_t end = p.find('/', at);
+      if (end == std::string::npos) end = p.size();
+      if (end > at) parts.push_back(p.substr(at, end - at));
+      at = end + 1;
+    }
+    todo.insert(todo.end(), parts.rbegin(), parts.rend());
+  };
+  prepend(path);
+  std::string done = "/";
+  while (!todo.empty()) {
+    const std::string part = std::move(todo.back());
+    todo.pop_back();
+    if (part == ".") continue;
+    if (part == "..") {
+      done = ParentPath(done);
+      continue;
+    }
+    std::string next = JoinPath(done, part);
+    struct stat st {};
+    char target[PATH_MAX];
+    ssize_t n = -1;
+    if (links.size() < 40 && ::lstat(next.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      n = ::readlink(next.c_str(), target, sizeof target);
+    }
+    if (n <= 0) {
+      done = std::move(next);
+      continue;
+    }
+    links.push_back(std::move(next));
+    if (target[0] == '/') done = "/";
+    prepend(std::string(target, static_cast<size_t>(n)));
+  }
+  return links;
+}
+
 // "writable by group" / "writable by others" / "" for the mode of `path`.
 std::string LooseWrite(const std::string& path) {
   struct stat st {};
@@ -1178,29 +1225,61 @@ std::vector<std::pair<std::string, std::string>> ProviderPrograms(const GateConf
 std::vector<std::string> TrustWarnings(const GateConfig& config, const std::string& workspace,
                                        const std::string& self) {
   std::vector<std::string> out;
+  const std::string written_ws = workspace.empty() ? "" : AbsolutePath(workspace);
   const std::string ws = workspace.empty() ? "" : Real(workspace);
-  auto check = [&](const std::string& what, const std::string& path, const std::string& fix) {
+  // `path` is absolute and lexically normal, as the gate runs or loads it. It is in the
+  // workspace when, as written, it lies there, or any symlink along it does (the agent can
+  // retarget that link), or what it resolves to does.
+  auto check = [&](const std::string& label, const std::string& path, const std::string& can,
+                   const std::string& fix) {
     const std::string real = Real(path);
-    if (Inside(real, ws)) {
-      out.push_back(what + " " + path + " lies inside the workspace " + ws +
-                    ", which the judged agent can write: it can change what decides its own "
-                    "moves; " +
-                    fix);
+    std::string link;
+    for (const std::string& l : SymlinksAlong(path)) {
+      if (Inside(l, ws)) {
+        link = l;
+        break;
+      }
+    }
+    const std::string tail = ", which the judged agent can write: it can ";
+    if (!link.empty()) {
+      out.push_back(label + " goes through the symlink " + link + " inside the workspace " + ws +
+                    " (now resolving to " + real + ")" + tail +
+                    "retarget the link and change what decides its own moves; " + fix);
+    } else if (Inside(path, written_ws) || Inside(path, ws) || Inside(real, ws)) {
+      out.push_back(label + " lies inside the workspace " + ws + tail + can + fix);
     }
     for (const std::string& p : {real, ParentPath(real)}) {
       if (std::string loose = LooseWrite(p); !loose.empty()) {
-        out.push_back(what + " " + path + (p == real ? "" : " is in a directory " + p + " that") +
-                      " is " + loose + "; chmod go-w " + p);
+        out.push_back(label + (p == real ? "" : " is in a directory " + p + " that") + " is " +
+                      loose + "; chmod go-w " + p);
         break;
       }
     }
   };
-  check("the config file", config.file,
+  const std::string change = "change what decides its own moves; ";
+  check("the config file " + config.file, config.file, change,
         "keep it outside (pass --config FILE or set DEVFLOW_GATE_CONFIG; docs/security.md)");
   for (const auto& [provider, program] : ProviderPrograms(config, self)) {
     if (program.empty() || program[0] != '/') continue;  // not found: ConfigWarnings' job
-    check("providers." + provider + " program", program,
+    check("providers." + provider + " program " + program, program, change,
           "install the checker outside the workspace and name it by absolute path");
+  }
+  // An interpreter's script ([python3, ./check.py], [/bin/sh, check.sh]) is what runs: each
+  // later argument that names an existing regular file (relative ones against the workspace,
+  // the checker's cwd) is checked like the program.
+  const std::string cwd = workspace.empty() ? AbsolutePath(".") : written_ws;
+  for (const ProviderConfig& provider : config.providers) {
+    if (provider.builtin) continue;
+    for (size_t i = 1; i < provider.command.size(); ++i) {
+      if (provider.command[i].empty()) continue;
+      const std::string file = ResolveAgainst(cwd, provider.command[i]);
+      struct stat st {};
+      if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      check("providers." + provider.name + " command[" + std::to_string(i) + "] " + file +
+                " (a file the command names: for an interpreter, the script that runs)",
+            file, "replace that file and change what decides its own moves; ",
+            "install it outside the workspace and name it by absolute path");
+    }
   }
   return out;
 }

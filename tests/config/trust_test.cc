@@ -79,6 +79,98 @@ TEST_CASE("trust: config and program outside the workspace, by --config or DEVFL
                               " is writable by others; chmod go-w " + trusted / "check.sh"));
 }
 
+// A path is in the workspace when, as written, it lies there, or a symlink along it does (the
+// agent retargets the link), or what it resolves to does (the trial of 2026-12-03: a
+// `command: [./checker]` linking to a strict checker outside drew no warning, and the agent
+// pointed the link at its own script).
+const std::string kRetarget =
+    ", which the judged agent can write: it can retarget the link and change what decides its "
+    "own moves; ";
+
+TEST_CASE("trust: a program reached through a symlink in the workspace is warned about") {
+  test::TempDir ws, trusted;
+  ::chmod(trusted.path().c_str(), 0755);
+  test::Spit(trusted / "strict", "#!/bin/sh\nexit 0\n");
+  test::MakeExecutable(trusted / "strict");
+  REQUIRE(::symlink((trusted / "strict").c_str(), (ws / "checker").c_str()) == 0);
+  test::Spit(trusted / "gate.yaml", Config("./checker"));
+  ::chmod((trusted / "gate.yaml").c_str(), 0644);
+  auto j = Check({"--config", trusted / "gate.yaml"}, ws.path());
+  CHECK(j["warnings"] ==
+        nlohmann::json::array({"providers.checker program " + ws / "checker" +
+                               " goes through the symlink " + ws / "checker" +
+                               " inside the workspace " + ws.path() + " (now resolving to " +
+                               trusted / "strict" + ")" + kRetarget +
+                               "install the checker outside the workspace and name it by "
+                               "absolute path"}));
+  // Both ends outside, the link between them inside: the agent still retargets it.
+  REQUIRE(::symlink((ws / "checker").c_str(), (trusted / "via").c_str()) == 0);
+  test::Spit(trusted / "gate.yaml", Config(trusted / "via"));
+  auto via = Check({"--config", trusted / "gate.yaml"}, ws.path());
+  CHECK(via["warnings"] ==
+        nlohmann::json::array({"providers.checker program " + trusted / "via" +
+                               " goes through the symlink " + ws / "checker" +
+                               " inside the workspace " + ws.path() + " (now resolving to " +
+                               trusted / "strict" + ")" + kRetarget +
+                               "install the checker outside the workspace and name it by "
+                               "absolute path"}));
+}
+
+TEST_CASE("trust: a config file that is a symlink in the workspace is warned about") {
+  test::TempDir ws, trusted;
+  ::chmod(trusted.path().c_str(), 0755);
+  test::Spit(trusted / "check.sh", "#!/bin/sh\nexit 0\n");
+  test::MakeExecutable(trusted / "check.sh");
+  test::Spit(trusted / "gate.yaml", Config(trusted / "check.sh"));
+  ::chmod((trusted / "gate.yaml").c_str(), 0644);
+  REQUIRE(::symlink((trusted / "gate.yaml").c_str(), (ws / "devflow-gate.yaml").c_str()) == 0);
+  auto j = Check({}, ws.path());
+  CHECK(j["warnings"] ==
+        nlohmann::json::array({"the config file " + ws / "devflow-gate.yaml" +
+                               " goes through the symlink " + ws / "devflow-gate.yaml" +
+                               " inside the workspace " + ws.path() + " (now resolving to " +
+                               trusted / "gate.yaml" + ")" + kRetarget +
+                               "keep it outside (pass --config FILE or set DEVFLOW_GATE_CONFIG; "
+                               "docs/security.md)"}));
+}
+
+TEST_CASE("trust: an interpreter's script in the workspace is warned about") {
+  test::TempDir ws, trusted;
+  ::chmod(trusted.path().c_str(), 0755);
+  test::Spit(ws / "check.sh", "exit 0\n");
+  // A later argument that is no file ("-e") is not a script; one that is, relative or ./, is.
+  for (const std::string script : {"check.sh", "./check.sh"}) {
+    CAPTURE(script);
+    test::Spit(trusted / "gate.yaml", Config("/bin/sh, -e, " + script));
+    ::chmod((trusted / "gate.yaml").c_str(), 0644);
+    auto j = Check({"--config", trusted / "gate.yaml"}, ws.path());
+    CHECK(j["warnings"] ==
+          nlohmann::json::array(
+              {"providers.checker command[2] " + ws / "check.sh" +
+               " (a file the command names: for an interpreter, the script that runs) lies "
+               "inside the workspace " +
+               ws.path() +
+               ", which the judged agent can write: it can replace that file and change what "
+               "decides its own moves; install it outside the workspace and name it by absolute "
+               "path"}));
+  }
+}
+
+TEST_CASE("trust: a program outside the workspace through a symlink outside it is not warned") {
+  test::TempDir ws, trusted;
+  ::chmod(trusted.path().c_str(), 0755);
+  ::mkdir((trusted / "real").c_str(), 0755);
+  test::Spit(trusted / "real/check.sh", "#!/bin/sh\nexit 0\n");
+  test::MakeExecutable(trusted / "real/check.sh");
+  test::Spit(trusted / "real/check.py", "exit 0\n");
+  REQUIRE(::symlink((trusted / "real/check.sh").c_str(), (trusted / "checker").c_str()) == 0);
+  REQUIRE(::symlink("real", (trusted / "lib").c_str()) == 0);
+  test::Spit(trusted / "gate.yaml", Config(trusted / "checker" + ", " + trusted / "lib/check.py"));
+  ::chmod((trusted / "gate.yaml").c_str(), 0644);
+  auto j = Check({"--config", trusted / "gate.yaml"}, ws.path());
+  CHECK(j["warnings"] == nlohmann::json::array());
+}
+
 TEST_CASE("trust: a program is pinned when the config loads, whatever PATH or cwd become") {
   test::TempDir ws, first, second;
   for (const auto* dir : {&first, &second}) {
