@@ -1283,14 +1283,29 @@ std::optional<std::pair<std::string_view, uint64_t>> SplitNumber(std::string_vie
   size_t k = key.size();
   while (k > 0 && IsDigit(key[k - 1])) --k;
   if (k == key.size() || key.size() - k > 18) return std::nullopt;
-  return std::make_pair(key.substr(0, k), std::stoull(std::string(key.substr(k))));
+  uint64_t n = 0;  // at most 18 digits: no overflow (std::stoull's value, without a string)
+  for (size_t j = k; j < key.size(); ++j) n = n * 10 + static_cast<uint64_t>(key[j] - '0');
+  return std::make_pair(key.substr(0, k), n);
+}
+
+// std::atoi of a short field, without copying it into a std::string: leading C-locale white
+// space, an optional sign, then digits up to the first other byte (a NUL included, as atoi
+// stops there); 0 when there are none. Fields are at most 4 bytes, so no overflow.
+int AtoiField(std::string_view s) {
+  size_t k = 0;
+  while (k < s.size() && (s[k] == ' ' || (s[k] >= '\t' && s[k] <= '\r'))) ++k;
+  bool negative = false;
+  if (k < s.size() && (s[k] == '+' || s[k] == '-')) negative = s[k++] == '-';
+  int n = 0;
+  for (; k < s.size() && IsDigit(s[k]); ++k) n = n * 10 + (s[k] - '0');
+  return negative ? -n : n;
 }
 
 long DayNumber(std::string_view date) {  // YYYY-MM-DD → days since 0000-03-01 (or -1)
   if (date.size() != 10) return -1;
-  const int y0 = std::atoi(std::string(date.substr(0, 4)).c_str());
-  const int m = std::atoi(std::string(date.substr(5, 2)).c_str());
-  const int d = std::atoi(std::string(date.substr(8, 2)).c_str());
+  const int y0 = AtoiField(date.substr(0, 4));
+  const int m = AtoiField(date.substr(5, 2));
+  const int d = AtoiField(date.substr(8, 2));
   if (!ValidDate(y0, m, d)) return -1;
   const int y = m <= 2 ? y0 - 1 : y0;
   const int mp = (m + 9) % 12;
@@ -1400,12 +1415,16 @@ class Matcher {
       case Space::kDate: {
         const long day = DayNumber(need.key);
         if (day < 0) return "";
+        if (!date_days_) {  // each candidate's day once, not once per ungrounded date
+          date_days_.emplace();
+          date_days_->reserve(cands.size());
+          for (const auto& [cand, raw] : cands) date_days_->emplace_back(DayNumber(cand), &cand);
+        }
         long best_d = -1;
-        for (const auto& [cand, raw] : cands) {
-          const long c = DayNumber(cand);
+        for (const auto& [c, cand] : *date_days_) {  // in the candidates' iteration order
           if (c < 0) continue;
           const long d = c > day ? c - day : day - c;
-          if (best_d < 0 || d < best_d || (d == best_d && cand < best)) best_d = d, best = cand;
+          if (best_d < 0 || d < best_d || (d == best_d && *cand < best)) best_d = d, best = *cand;
         }
         return best;
       }
@@ -1558,6 +1577,9 @@ class Matcher {
   KeySet pending_[static_cast<size_t>(Space::kCount)];
   std::unordered_map<std::string, std::string, ViewHash, std::equal_to<>>
       candidates_[static_cast<size_t>(Space::kCount)];
+  // (DayNumber, key) of each date candidate, built by the first Nearest of a date (after Run,
+  // when the candidates no longer change).
+  mutable std::optional<std::vector<std::pair<long, const std::string*>>> date_days_;
 };
 
 // What the evidence must hold for one claim token of `kind`.
