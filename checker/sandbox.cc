@@ -123,9 +123,50 @@ std::string FindProgram(const std::string& program) {
   return "";
 }
 
-// Runs the probe command with stdio on /dev/null; true when it exits 0 within 10 s.
-bool BwrapWorks(const std::string& bwrap) {
-  std::vector<std::string> argv = BwrapArgv({bwrap, "", "", false, ""}, {"/bin/true"});
+// The last non-empty line of what the probed bubblewrap wrote to stderr (`bwrap: Unable to set
+// up system call filtering`), at most 200 bytes of it; "" when it wrote nothing.
+std::string LastLine(int fd) {
+  char buf[4096];
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  const off_t from =
+      size > static_cast<off_t>(sizeof buf) ? size - static_cast<off_t>(sizeof buf) : 0;
+  const ssize_t n = size > 0 ? ::pread(fd, buf, sizeof buf, from) : 0;
+  std::string text(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.pop_back();
+  }
+  const size_t start = text.rfind('\n');
+  std::string line = start == std::string::npos ? text : text.substr(start + 1);
+  if (line.size() > 200) line = line.substr(0, 200) + "...";
+  return line;
+}
+
+// Runs bubblewrap as a check does (BwrapArgv with the checker's seccomp program on `--seccomp FD`,
+// the same ChildConfinement::Bwrap filter, env(1) when found) around /bin/true, stdin and stdout
+// on /dev/null. "" when it exits 0 within 10 s, else why not, with the last line bubblewrap wrote
+// to stderr (a host where bubblewrap runs but cannot install a seccomp filter fails here, as
+// every check would: `bwrap: Unable to set up system call filtering`).
+std::string BwrapProblem(const std::string& bwrap, const std::string& env) {
+  const std::string failed = "`" + bwrap + " ... --seccomp FD ... /bin/true` did not exit 0";
+  Result<ChildConfinement> confinement = ChildConfinement::Bwrap(ResourceLimits{}, false);
+  if (!confinement.ok()) return failed + ": " + confinement.status().message();
+  // Above stdio (a host started with fd 0-2 closed gets the memfds there), close-on-exec here.
+  const int filter = ::fcntl(confinement->pass_fd(), F_DUPFD_CLOEXEC, 3);
+  const int errors = ::memfd_create("devflow-gate-probe-stderr", MFD_CLOEXEC);
+  const int err_fd = errors >= 0 ? ::fcntl(errors, F_DUPFD_CLOEXEC, 3) : -1;
+  if (errors >= 0) ::close(errors);
+  struct Close {
+    int a, b;
+    ~Close() {
+      if (a >= 0) ::close(a);
+      if (b >= 0) ::close(b);
+    }
+  } close_fds{filter, err_fd};
+  if (filter < 0 || err_fd < 0) return failed + ": " + ErrorText(errno);
+
+  BwrapSpec spec{bwrap, "", "", false, env};
+  spec.seccomp_fd = filter;
+  std::vector<std::string> argv = BwrapArgv(spec, {"/bin/true"});
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
@@ -136,9 +177,12 @@ bool BwrapWorks(const std::string& bwrap) {
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
   posix_spawnattr_init(&attr);
-  for (int fd = 0; fd <= 2; ++fd) {
+  for (int fd = 0; fd <= 1; ++fd) {
     posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
   }
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  // dup2 of an fd onto itself clears its close-on-exec flag in the child only.
+  posix_spawn_file_actions_adddup2(&actions, filter, filter);
   sigset_t all, none;
   sigfillset(&all);
   sigemptyset(&none);
@@ -149,27 +193,31 @@ bool BwrapWorks(const std::string& bwrap) {
   int rc = ::posix_spawn(&pid, bwrap.c_str(), &actions, &attr, args.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return false;
+  if (rc != 0) return failed + ": " + ErrorText(rc);
 
   auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   int status = 0;
   for (;;) {
     pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
-    if (done < 0 && errno != EINTR) return false;
+    if (done < 0 && errno != EINTR) return failed + ": waitpid: " + ErrorText(errno);
     if (std::chrono::steady_clock::now() >= give_up) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
-      return false;
+      return "`" + bwrap + " ... --seccomp FD ... /bin/true` did not exit within 10 s";
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  const std::string said = LastLine(err_fd);
+  return failed + (said.empty() ? "" : ": " + said);
 }
 
 // A positive bubblewrap probe is remembered per user, keyed by everything that decides whether
-// it can work (the program's identity, the kernel, the uid, the user-namespace limits), so a
-// one-shot CLI does not pay ~5 ms for `bwrap … /bin/true` on every move. Only success is
+// it can work (the program's identity, the kernel, the uid, the user-namespace limits) and by
+// the probe's version (v2: the probe passes the seccomp filter; a v1 entry, from a probe
+// without it, is never reused), so a one-shot CLI does not pay ~5 ms for `bwrap … /bin/true` on
+// every move. Only success is
 // remembered: a missing, stale or forged entry can at worst make the checker fail to start,
 // which fails closed; it can never weaken confinement. DEVFLOW_GATE_PROBE_CACHE=off disables it.
 std::string ReadSmall(const char* path) {
@@ -201,26 +249,28 @@ std::string ProbeKey(const std::string& bwrap) {
   if (::stat(bwrap.c_str(), &st) != 0) return "";
   struct utsname uts {};
   ::uname(&uts);
-  return "v1 " + bwrap + " " + std::to_string(st.st_size) + " " +
+  return "v2 " + bwrap + " " + std::to_string(st.st_size) + " " +
          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
          uts.release + " " + uts.version + " uid=" + std::to_string(::getuid()) +
          " userns=" + ReadSmall("/proc/sys/user/max_user_namespaces") +
          " clone=" + ReadSmall("/proc/sys/kernel/unprivileged_userns_clone") + "\n";
 }
 
-bool BwrapWorksRemembered(const std::string& bwrap, bool remember) {
+// BwrapProblem, or "" when a remembered positive probe of this key stands for it.
+std::string BwrapProblemRemembered(const std::string& bwrap, const std::string& env,
+                                   bool remember) {
   const std::string file = ProbeCacheFile();
   const std::string key = ProbeKey(bwrap);
   if (!file.empty() && !key.empty()) {
     Result<std::string> seen = RealFileSystem().ReadFile(file);
-    if (seen.ok() && *seen == key) return true;
+    if (seen.ok() && *seen == key) return "";
   }
-  if (!BwrapWorks(bwrap)) return false;
+  if (std::string problem = BwrapProblem(bwrap, env); !problem.empty()) return problem;
   if (remember && !file.empty() && !key.empty() &&
       RealFileSystem().CreateDirs(ParentPath(file)).ok()) {
     (void)RealFileSystem().WriteFileAtomic(file, key);  // best effort: next run probes again
   }
-  return true;
+  return "";
 }
 
 SandboxSupport Probe(const std::string& bwrap_program, const ProbeOptions& options) {
@@ -229,17 +279,16 @@ SandboxSupport Probe(const std::string& bwrap_program, const ProbeOptions& optio
     support.bwrap_problem = "not used (no bubblewrap program configured)";
   } else {
     std::string bwrap = FindProgram(bwrap_program);
+    support.env = FindProgram("env");
     if (bwrap.empty()) {
       support.bwrap_problem =
           "\"" + bwrap_program + "\" is not " +
           (bwrap_program.find('/') == std::string::npos ? std::string("on PATH")
                                                         : std::string("an executable file"));
-    } else if (BwrapWorksRemembered(bwrap, options.remember)) {
-      support.bwrap = bwrap;
     } else {
-      support.bwrap_problem = "`" + bwrap + " ... /bin/true` did not exit 0";
+      support.bwrap_problem = BwrapProblemRemembered(bwrap, support.env, options.remember);
+      if (support.bwrap_problem.empty()) support.bwrap = bwrap;
     }
-    support.env = FindProgram("env");
   }
   std::string landlock_problem, seccomp_problem;
   support.landlock_abi = LandlockAbi(&landlock_problem);

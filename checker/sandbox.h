@@ -35,17 +35,22 @@ struct SandboxSupport {
 
 /// How ProbeSandbox may touch the disk: a positive bubblewrap probe is remembered in
 /// `$XDG_CACHE_HOME/devflow-gate/bwrap-probe` (else `$HOME/.cache/...`) when `remember` is
-/// true; `--dry-run` and `config check` pass false and write nothing (issue 7 item 12). The
-/// cache is read either way.
+/// true, keyed by the probe's version among the rest (an entry of an older probe, one without
+/// `--seccomp`, is never reused); `--dry-run` and `config check` pass false and write nothing
+/// (issue 7 item 12). The cache is read either way.
 struct ProbeOptions {
   bool remember = true;
 };
 
 /// Probes (and caches for the life of the process, thread-safe) the confinement available.
 /// `bwrap_program` is a name searched on $PATH or a path; empty skips bubblewrap entirely (the
-/// fallback is then probed as if bubblewrap were missing). Bubblewrap counts as usable when
-/// `bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent --new-session
-/// --cap-drop ALL -- /bin/true` exits 0 within 10 s. The result is cached per (program, $PATH,
+/// fallback is then probed as if bubblewrap were missing). Bubblewrap counts as usable when it
+/// runs /bin/true the way it runs a checker and that exits 0 within 10 s: BwrapArgv's `bwrap
+/// --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent --new-session
+/// --cap-drop ALL --seccomp FD -- env -u PWD -- /bin/true`, FD holding the checker's own seccomp
+/// program (ChildConfinement::Bwrap), so a host where bubblewrap cannot install it (`bwrap:
+/// Unable to set up system call filtering`) finds bubblewrap unusable, with that line in
+/// `bwrap_problem`, rather than every check failing. The result is cached per (program, $PATH,
 /// test seam); the test seam DEVFLOW_GATE_TEST_NO_LANDLOCK=1 makes the Landlock probe fail as
 /// on a kernel without Landlock (ENOSYS), through the same code path: it can only turn a
 /// level into a fault, never weaken one.

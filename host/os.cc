@@ -75,7 +75,10 @@ Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0
   std::string out;
   size_t used = 0;
   const size_t hint = static_cast<size_t>(size_hint > 0 ? size_hint : 0);
-  out.resize(hint + 1);
+  // No size (a /proc or /sys file reports 0): one page. A sysctl such as
+  // /proc/sys/user/max_user_namespaces answers only a read from offset 0, so a 1-byte first
+  // read kept its first digit alone (the bubblewrap probe's key, checker/sandbox.cc).
+  out.resize(hint > 0 ? hint + 1 : 4096);
   for (;;) {
     if (used == out.size()) out.resize(out.size() * 2);
     ssize_t n = ::read(fd, out.data() + used, out.size() - used);

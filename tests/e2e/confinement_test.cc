@@ -3,7 +3,9 @@
 // (a real PATH without bubblewrap; the Landlock probe failed through its test seam), the level
 // in every ledger row, and nothing written under $HOME by `--dry-run` or `config check`.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -86,6 +88,96 @@ TEST_CASE("with neither bubblewrap nor Landlock a move fails closed with the fix
   CHECK(j["sandbox"]["checker"] == "none");
   CHECK(j["problems"] ==
         nlohmann::json::array({ws / "devflow-gate.yaml" + ": providers.checker: " + fault}));
+}
+
+// The fresh trial: on a host where bubblewrap runs but cannot install a seccomp filter, the
+// probe (`bwrap … /bin/true`, no filter) said bwrap, `config check` reported it, and every move
+// then failed closed blaming the checker (`the checker ended with exit code 1: bwrap: Unable to
+// set up system call filtering`). The probe now runs bubblewrap as a check does, the checker's
+// filter on `--seccomp FD`, so such a bubblewrap is unusable, exactly like a missing one. The
+// fault is real: a `bwrap` that runs the real one unless given --seccomp, when it says what
+// bubblewrap says on such a host and exits 1. A positive result remembered by the old probe
+// (the v1 entry its key would have matched) is planted under $HOME and must not be reused.
+TEST_CASE("a bubblewrap that cannot install the seccomp filter is unusable: fallback or fault") {
+  REQUIRE(fs::exists("/usr/bin/bwrap"));
+  PathWithoutBwrap path;
+  path.Plant(
+      "bwrap",
+      "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = --seccomp ] && [ -e \"$0.refuse\" ]; then\n"
+      "    echo 'bwrap: Unable to set up system call filtering' >&2\n    exit 1\n  fi\n"
+      "done\nexec /usr/bin/bwrap \"$@\"\n");
+  const std::string fake = path.path() + "/bwrap";
+  test::Spit(fake + ".refuse", "");
+  test::TempDir home;
+  {  // what the probe before --seccomp remembered for this bwrap (checker/sandbox.cc ProbeKey)
+    struct stat st {};
+    REQUIRE(::stat(fake.c_str(), &st) == 0);
+    struct utsname uts {};
+    REQUIRE(::uname(&uts) == 0);
+    auto small = [](const std::string& file) {
+      std::string v = test::Slurp(file).value_or("-");
+      while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+      return v;
+    };
+    test::Spit(home / ".cache/devflow-gate/bwrap-probe",
+               "v1 " + fake + " " + std::to_string(st.st_size) + " " +
+                   std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
+                   " " + uts.release + " " + uts.version + " uid=" + std::to_string(::getuid()) +
+                   " userns=" + small("/proc/sys/user/max_user_namespaces") +
+                   " clone=" + small("/proc/sys/kernel/unprivileged_userns_clone") + "\n");
+  }
+  const std::string stale = test::Slurp(home / ".cache/devflow-gate/bwrap-probe").value();
+  Workspace ws(Config({Fixture("checkers/allow.sh")}));
+  ws.CardInDesigning();
+  std::map<std::string, std::string> env = {{"PATH", path.path()}, {"HOME", home.path()}};
+
+  // Without Landlock either: the "no sandbox" fault with its fix, bubblewrap's line in it.
+  env["DEVFLOW_GATE_TEST_NO_LANDLOCK"] = "1";
+  const std::string fault =
+      "no sandbox is usable for provider \"checker\": bubblewrap: `" + fake +
+      " ... --seccomp FD ... /bin/true` did not exit 0: bwrap: Unable to set up system call "
+      "filtering; Landlock + seccomp: landlock_create_ruleset: Function not implemented. Install "
+      "bubblewrap (apt-get install bubblewrap), or set `sandbox: off` on provider \"checker\" to "
+      "run its checker unconfined";
+  auto check = ws.Gate({"config", "check"}, env);
+  INFO("config check: " << check.out << check.err);
+  CHECK(check.exit_code == 2);
+  CHECK(check.out.find("    checker: command " + Fixture("checkers/allow.sh") +
+                       ", sandbox none\n") != std::string::npos);
+  CHECK(check.err == "error: " + ws / "devflow-gate.yaml" + ": providers.checker: " + fault + "\n");
+  auto refused = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("move: " << refused.out << refused.err);
+  CHECK(refused.exit_code == 3);
+  CHECK(refused.out.find(fault) != std::string::npos);
+  CHECK(refused.out.find("the checker ended with exit code") == std::string::npos);
+  CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({"none"}));
+  REQUIRE(ws.Gate({"move", ws.card(), "designing", "--reason", "retry"}, env).exit_code == 0);
+
+  // With Landlock: the fallback confines the checker and the move is admitted.
+  env.erase("DEVFLOW_GATE_TEST_NO_LANDLOCK");
+  check = ws.Gate({"config", "check"}, env);
+  CHECK(check.exit_code == 0);
+  CHECK(check.out.find("    checker: command " + Fixture("checkers/allow.sh") + ", sandbox " +
+                       FallbackLevel() + "\n") != std::string::npos);
+  auto moved = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("move: " << moved.out << moved.err);
+  CHECK(moved.exit_code == 0);
+  CHECK(moved.out.find("check by agent: ok") != std::string::npos);
+  CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({FallbackLevel()}));
+  // A failed probe remembers nothing: the stale entry is as planted.
+  CHECK(test::Slurp(home / ".cache/devflow-gate/bwrap-probe") == stale);
+
+  // The control: with --seccomp working again (the same program), the probe passes and
+  // remembers exactly the planted entry but for its version, so the old probe's key would have
+  // matched that entry and reused it.
+  fs::remove(fake + ".refuse");
+  REQUIRE(ws.Gate({"move", ws.card(), "developing"}, env).exit_code == 0);
+  REQUIRE(ws.Gate({"move", ws.card(), "designing", "--reason", "again"}, env).exit_code == 0);
+  auto bwrap = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("move: " << bwrap.out << bwrap.err);
+  CHECK(bwrap.exit_code == 0);
+  CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({"bwrap"}));
+  CHECK(test::Slurp(home / ".cache/devflow-gate/bwrap-probe") == "v2" + stale.substr(2));
 }
 
 TEST_CASE("sandbox: off is the explicit way to run unconfined, and the ledger row says off") {

@@ -209,6 +209,14 @@ class PathWithoutBwrap {
     REQUIRE(!std::filesystem::exists(std::filesystem::path(dir_.path()) / "bwrap"));
   }
   const std::string& path() const { return dir_.path(); }
+  /// Puts an executable `name` holding `script` in the directory, in place of any link there
+  /// (e.g. a `bwrap` that fails the way a host's does).
+  void Plant(const std::string& name, const std::string& script) const {
+    const std::filesystem::path at = std::filesystem::path(dir_.path()) / name;
+    std::filesystem::remove(at);
+    test::Spit(at.string(), script);
+    std::filesystem::permissions(at, std::filesystem::perms::owner_all);
+  }
 
  private:
   test::TempDir dir_;
