@@ -22,6 +22,7 @@
 #include "host/utf8.h"
 #include "host/yaml_schema.h"
 #include "reports/sha256.h"
+#include "reports/verdict_cache.h"
 
 namespace devflow {
 
@@ -1266,18 +1267,15 @@ std::vector<std::string> TrustWarnings(const GateConfig& config, const std::stri
   }
   // An interpreter's script ([python3, ./check.py], [/bin/sh, check.sh]) is what runs: each
   // later argument that names an existing regular file (relative ones against the workspace,
-  // the checker's cwd) is checked like the program.
+  // the checker's cwd) is checked like the program: the files the checker identity pins too
+  // (reports/verdict_cache.h CommandFiles).
   const std::string cwd = workspace.empty() ? AbsolutePath(".") : written_ws;
   for (const ProviderConfig& provider : config.providers) {
-    if (provider.builtin) continue;
-    for (size_t i = 1; i < provider.command.size(); ++i) {
-      if (provider.command[i].empty()) continue;
-      const std::string file = ResolveAgainst(cwd, provider.command[i]);
-      struct stat st {};
-      if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      check("providers." + provider.name + " command[" + std::to_string(i) + "] " + file +
-                " (a file the command names: for an interpreter, the script that runs)",
-            file, "replace that file and change what decides its own moves; ",
+    for (const CommandFile& file : CommandFiles(&provider, cwd)) {
+      if (file.index == 0) continue;  // the program: checked above
+      check("providers." + provider.name + " command[" + std::to_string(file.index) + "] " +
+                file.path + " (a file the command names: for an interpreter, the script that runs)",
+            file.path, "replace that file and change what decides its own moves; ",
             "install it outside the workspace and name it by absolute path");
     }
   }

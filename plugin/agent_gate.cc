@@ -90,6 +90,13 @@ PromptParts MakePrompt(const Card& card, const AgentEdgeConfig& edge, Collected&
 
 std::string Workspace(const std::string& root) { return ParentPath(root); }
 
+// The warning when CurrentCheckerIdentity fails: the attempt neither reads nor writes the cache.
+std::string UnidentifiedChecker(const std::string& provider, const Status& why) {
+  return std::string(kPrefix) + "the checker of provider \"" + provider +
+         "\" cannot be identified: " + why.message() +
+         "; not using the verdict cache for this attempt";
+}
+
 }  // namespace
 
 Result<const Card*> CardForAttempt(const Attempt& attempt, const AttemptContext& context,
@@ -158,13 +165,25 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   // definition and verdictNonce setting), and a hit needs that to match (issue 7 item 3).
   VerdictCacheKey key = VerdictCacheKey::Compute(edge_name, attempt.root, card->id,
                                                  collected->labels, configured->prompt);
-  const std::string checker_id =
-      CheckerIdentity(checker_.Provider(configured->provider), configured->verdict_nonce);
+  // The identity covers the content of the files the provider's command names (its program,
+  // an interpreter's script): a checker rewritten in place is another checker. No identity (a
+  // file that cannot be read) means no cache for this attempt: no hit, no record. Worked out
+  // only when there is a cache.
+  std::string checker_id;
   // ... and the contents it judged (an input edited in place keeps its kind:rev).
   const std::string inputs_id = JudgedInputs(*collected);
   if (!cache_dir.empty()) {
+    const std::string workspace = Workspace(attempt.root);
+    Result<std::string> identified = CurrentCheckerIdentity(checker_.Provider(configured->provider),
+                                                            configured->verdict_nonce, workspace);
     cache.emplace(cache_dir, fs_);
-    if (!cache->CheckDir(Workspace(attempt.root), warnings)) cache.reset();
+    if (!identified.ok()) {
+      warnings.Warn(UnidentifiedChecker(configured->provider, identified.status()));
+      cache.reset();
+    } else if (!cache->CheckDir(workspace, warnings)) {
+      cache.reset();
+    }
+    if (identified.ok()) checker_id = std::move(*identified);
   }
   if (cache) {
     if (auto hit = cache->Lookup(key, checker_id, inputs_id, warnings)) {
@@ -344,10 +363,13 @@ std::string AgentGate::Explain(const Attempt& attempt) {
     out += "cache file: " + cache.PathFor(key) + "\n";
     CollectedWarnings warnings;
     std::optional<VerdictCacheRecord> hit;
-    const std::string checker_id =
-        CheckerIdentity(checker_.Provider(configured->provider), configured->verdict_nonce);
-    if (cache.CheckDir(Workspace(attempt.root), warnings)) {
-      hit = cache.Lookup(key, checker_id, JudgedInputs(*collected), warnings);
+    Result<std::string> checker_id =
+        CurrentCheckerIdentity(checker_.Provider(configured->provider), configured->verdict_nonce,
+                               Workspace(attempt.root));
+    if (!checker_id.ok()) {
+      warnings.Warn(UnidentifiedChecker(configured->provider, checker_id.status()));
+    } else if (cache.CheckDir(Workspace(attempt.root), warnings)) {
+      hit = cache.Lookup(key, *checker_id, JudgedInputs(*collected), warnings);
     }
     for (const auto& w : warnings.lines) out += "warning: " + w + "\n";
     if (hit) {

@@ -96,10 +96,17 @@ class Currency {
       return "no checker identity: the record has no \"checkerSha256\" (written by upstream's "
              "gate or an older devflow-gate), so the gate treats it as a miss";
     }
-    if (*checker !=
-        CheckerIdentity(ctx_.config.FindProvider(edge->provider), edge->verdict_nonce)) {
+    Result<std::string> now_checker = CurrentCheckerIdentity(
+        ctx_.config.FindProvider(edge->provider), edge->verdict_nonce, ParentPath(ctx_.root));
+    if (!now_checker.ok()) {
+      return "checker unidentified: a file provider \"" + edge->provider +
+             "\"'s command names cannot be read (" + now_checker.status().message() +
+             "), so the gate does not use the cache";
+    }
+    if (*checker != *now_checker) {
       return "checker changed: provider \"" + edge->provider +
-             "\" or the edge's verdictNonce is not what gave this verdict";
+             "\" (its definition, or the bytes of a file its command names) or the edge's "
+             "verdictNonce is not what gave this verdict";
     }
     // The Lookup contents rule: the verdict judged these bytes of the inputs it names.
     if (!inputs) {

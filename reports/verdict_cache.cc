@@ -1,7 +1,16 @@
 #include "reports/verdict_cache.h"
 #include "host/json_depth.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <compare>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -60,7 +69,121 @@ bool IsValidRecord(const ordered_json& j) {
 
 }  // namespace
 
-std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce) {
+std::vector<CommandFile> CommandFiles(const ProviderConfig* provider,
+                                      const std::string& workspace) {
+  std::vector<CommandFile> files;
+  if (!provider || provider->builtin || provider->command.empty()) return files;
+  const std::string& program = provider->command[0];
+  if (!program.empty()) {
+    files.push_back(
+        {0, program.find('/') == std::string::npos ? program : ResolveAgainst(workspace, program)});
+  }
+  for (size_t i = 1; i < provider->command.size(); ++i) {
+    if (provider->command[i].empty()) continue;
+    std::string file = ResolveAgainst(workspace, provider->command[i]);
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      files.push_back({i, std::move(file)});
+    }
+  }
+  return files;
+}
+
+namespace {
+
+// What FileIdentity remembers a hash by: a file whose content changed has another stamp.
+struct FileStamp {
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  int64_t mtime_ns;
+  int64_t ctime_ns;
+  auto operator<=>(const FileStamp&) const = default;
+};
+
+FileStamp StampOf(const struct stat& st) {
+  return {st.st_dev, st.st_ino, st.st_size,
+          int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec,
+          int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec};
+}
+
+std::mutex hashed_mutex;
+std::map<FileStamp, std::string>& Hashed() {
+  static std::map<FileStamp, std::string> hashed;
+  return hashed;
+}
+
+}  // namespace
+
+Result<std::string> FileIdentity(const std::string& path) {
+  if (path.empty() || path[0] != '/') {
+    return Status::Error("EINVAL", "\"" + path +
+                                       "\" is not an absolute path (a program not found "
+                                       "on PATH when the config loaded)");
+  }
+  // O_NONBLOCK: a FIFO planted where the program should be cannot hang the gate.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return OsError(errno, "open", path);
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return OsError(errno, "fstat", path);
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Error("EINVAL", "open " + path + ": not a regular file (EINVAL)");
+  }
+  const FileStamp stamp = StampOf(st);
+  if (st.st_size > kFileBytesHashed) {
+    return "stat:" + std::to_string(stamp.dev) + ":" + std::to_string(stamp.ino) + ":" +
+           std::to_string(stamp.size) + ":" + std::to_string(stamp.mtime_ns) + ":" +
+           std::to_string(stamp.ctime_ns);
+  }
+  {
+    std::lock_guard<std::mutex> lock(hashed_mutex);
+    if (auto found = Hashed().find(stamp); found != Hashed().end()) return found->second;
+  }
+  // Its size and one byte more: a file that grew since the fstat is read up to that, and its
+  // stamp (below) is then not remembered.
+  std::string bytes(static_cast<size_t>(st.st_size) + 1, '\0');
+  size_t used = 0;
+  while (used < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + used, bytes.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return OsError(errno, "read", path);
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
+  }
+  bytes.resize(used);
+  std::string identity = "sha256:" + Sha256Hex(bytes);
+  // Remembered only when the file did not change while it was read, and last changed at least
+  // a second ago: the kernel stamps ctime from a coarse clock, so a rewrite of the same size in
+  // the same tick as the change before it could keep the stamp (git's "racily clean" entries).
+  struct stat after {};
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const int64_t now_ns = int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+  if (::fstat(fd, &after) == 0 && StampOf(after) == stamp && stamp.ctime_ns < now_ns - 1000000000) {
+    std::lock_guard<std::mutex> lock(hashed_mutex);
+    if (Hashed().size() >= 1024) Hashed().clear();  // bounded: a long `serve`, rewritten files
+    Hashed().emplace(stamp, identity);
+  }
+  return identity;
+}
+
+Result<std::string> CurrentCheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
+                                           const std::string& workspace) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (CommandFile& file : CommandFiles(provider, workspace)) {
+    Result<std::string> identity = FileIdentity(file.path);
+    if (!identity.ok()) return identity.status();
+    files.emplace_back(std::move(file.path), std::move(*identity));
+  }
+  return CheckerIdentity(provider, verdict_nonce, files);
+}
+
+std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
+                            const std::vector<std::pair<std::string, std::string>>& files) {
   ordered_json j = ordered_json::object();
   if (provider) {
     ordered_json p = ordered_json::object();
@@ -70,6 +193,11 @@ std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce) 
     p["env"] = provider->env;
     p["network"] = provider->network;
     p["sandbox"] = provider->sandbox_off ? "off" : "on";
+    if (!files.empty()) {
+      ordered_json list = ordered_json::array();
+      for (const auto& [path, identity] : files) list.push_back({path, identity});
+      p["files"] = std::move(list);
+    }
     j["provider"] = std::move(p);
   } else {
     j["provider"] = nullptr;
@@ -169,7 +297,7 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
   // verdictNonce setting, or a record without the field (upstream's, or ours before it) is a
   // silent miss, and the checker runs again.
   auto stored_checker = j.find("checkerSha256");
-  if (stored_checker == j.end() || !stored_checker->is_string() ||
+  if (checker.empty() || stored_checker == j.end() || !stored_checker->is_string() ||
       stored_checker->get_ref<const std::string&>() != checker) {
     return std::nullopt;
   }

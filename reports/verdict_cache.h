@@ -1,10 +1,12 @@
 // The verdict cache (reference/devflow-upstream.md §4.9): SHA-256-keyed, atomically written,
 // the key and file name byte-compatible with the TypeScript agent gate's. A record carries two
 // fields more than upstream's: `checkerSha256`, the identity of the checker that gave the
-// verdict (issue 7 item 3), and `inputsSha256`, the hash of the input contents it judged (an
-// input edited in place keeps its `kind:rev`); a hit needs both to match (docs/decisions.md).
+// verdict (issue 7 item 3: its definition and the content of the files its command names), and
+// `inputsSha256`, the hash of the input contents it judged (an input edited in place keeps its
+// `kind:rev`); a hit needs both to match (docs/decisions.md).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,21 +14,62 @@
 #include <vector>
 
 #include "host/os.h"
+#include "host/status.h"
 #include "host/warnings.h"
 
 namespace devflow {
 
 struct ProviderConfig;
 
+/// One file a command provider's command names (CommandFiles).
+struct CommandFile {
+  size_t index = 0;  // its position in the command: 0 is the program
+  std::string path;  // absolute, except a program that was not found on PATH (as written)
+};
+
+/// The files a command provider's command names, what actually runs: `command[0]`, the program
+/// (absolute once the config has loaded, host/config ResolveProviderPrograms; a relative one
+/// with a '/' resolves against `workspace`, the checker's cwd; a bare name, not found on PATH
+/// when the config loaded, stays as written), then each later argument that names an existing
+/// regular file, relative ones against `workspace`: an interpreter's script ([python3,
+/// check.py], [/bin/sh, check.sh]) or a file the program reads. Empty for nullptr and for a
+/// builtin. `config check`'s trust warnings look at the same files (config/config.h).
+std::vector<CommandFile> CommandFiles(const ProviderConfig* provider, const std::string& workspace);
+
+/// Files up to this size are pinned by their bytes' SHA-256 (FileIdentity).
+constexpr int64_t kFileBytesHashed = 64 * 1024;
+
+/// How the checker identity pins the content of the file at `path` (absolute): `sha256:<hex>`
+/// of its bytes when it is a regular file of at most kFileBytesHashed bytes (a checker script,
+/// a small program); a bigger one (an interpreter such as /usr/bin/python3, a compiled checker,
+/// an LLM CLI) is not read: `stat:<dev>:<ino>:<size>:<mtime ns>:<ctime ns>` (a rewrite in place
+/// changes the ctime, which no unprivileged process can set back; a reinstall changes the
+/// inode). A file's bytes are hashed once per process: the result is remembered by (dev, ino,
+/// size, mtime ns, ctime ns), a bounded map. Errors: the open, fstat or read error naming the
+/// path (`open /x/check.sh: Permission denied (EACCES)`), EINVAL for a relative path or a file
+/// that is not regular.
+Result<std::string> FileIdentity(const std::string& path);
+
 /// The identity of the checker behind a verdict (issue 7 item 3): lowercase hex SHA-256 of the
 /// compact JSON
 ///   {"provider":{"builtin":<name>|null,"args":[…],"command":[…],"env":[…],"network":<bool>,
-///    "sandbox":"off"|"on"},"verdictNonce":<bool>}
-/// (`"provider":null` when `provider` is nullptr: the edge names a provider no config defines).
-/// The provider's name is not part of it: the same definition under another name is the same
-/// checker. Any change of argv, builtin or its args, env names, network or sandbox setting, or
-/// of the edge's verdictNonce, gives another identity.
-std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce);
+///    "sandbox":"off"|"on"[,"files":[[<path>,<FileIdentity>],…]]},"verdictNonce":<bool>}
+/// (`"provider":null` when `provider` is nullptr: the edge names a provider no config defines;
+/// `"files"` only when `files` is not empty: CommandFiles with their FileIdentity, see
+/// CurrentCheckerIdentity). The provider's name is not part of it: the same definition under
+/// another name is the same checker. Any change of argv, builtin or its args, env names,
+/// network or sandbox setting, of the edge's verdictNonce, or of a file's content, gives
+/// another identity.
+std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
+                            const std::vector<std::pair<std::string, std::string>>& files = {});
+
+/// CheckerIdentity of `provider` with the content its command's files have now (CommandFiles
+/// against `workspace`, each FileIdentity): the identity a cached verdict must carry to be
+/// hit. A builtin's and an undefined provider's identity has no files. Error: a file that
+/// cannot be identified (unreadable, gone, not regular, a program not found on PATH): there
+/// is no identity, so no cached verdict is hit and none is stored (fail closed).
+Result<std::string> CurrentCheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
+                                           const std::string& workspace);
 
 /// What a verdict judged: lowercase hex SHA-256 over the collected inputs sorted by label (the
 /// key's order), each framed as `<label>\n<byte length>\n<bytes>`. `inputs` holds

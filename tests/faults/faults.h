@@ -144,7 +144,8 @@ inline std::string CacheFile(const Workspace& ws, const std::string& cache_dir) 
 }
 
 /// The checker identity the gate computes for designing->ready under the workspace's config
-/// (reports/verdict_cache.h CheckerIdentity): what a record must carry to be hit.
+/// (reports/verdict_cache.h CurrentCheckerIdentity, the bytes of its program and script as they
+/// are now): what a record must carry to be hit.
 inline std::string CheckerIdOf(const Workspace& ws) {
   Result<GateConfig> config = LoadConfigFile(ws / "devflow-gate.yaml");
   REQUIRE_MESSAGE(config.ok(), config.status().message());
@@ -152,7 +153,10 @@ inline std::string CheckerIdOf(const Workspace& ws) {
     if (!plugin.agent) continue;
     for (const AgentEdgeConfig& e : plugin.agent->edges) {
       if (e.edge.Name() == "designing->ready") {
-        return CheckerIdentity(config->FindProvider(e.provider), e.verdict_nonce);
+        Result<std::string> id =
+            CurrentCheckerIdentity(config->FindProvider(e.provider), e.verdict_nonce, ws.path());
+        REQUIRE_MESSAGE(id.ok(), id.status().message());
+        return *id;
       }
     }
   }

@@ -4,7 +4,11 @@
 // out of every record but the report.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "faults/faults.h"
@@ -141,6 +145,98 @@ TEST_CASE("trust: a cached allow is not reused after the operator swaps the prov
   CHECK(swapped.exit_code == 1);
   CHECK(swapped.out == Vetoed("the strict one says no", ReportPath(ws)));
   CHECK(swapped.err == "");  // another checker's record is a silent miss
+}
+
+TEST_CASE("trust: a cached allow is not reused once the checker script is rewritten in place") {
+  // The fresh trial: the identity pinned the program's path, not its bytes, so a checker
+  // rewritten in place (same path) reused the allows the old one gave. Here the script keeps
+  // its path, inode, size and mtime; only its bytes change.
+  Workspace ws("");
+  const std::string allow =
+      "printf '```json\\n{\"verdict\": \"allow\", \"summary\": \"ok\"}\\n```\\n'\n";
+  std::string veto = "printf '```json\\n{\"verdict\": \"veto\", \"summary\": \"nay\"}\\n```\\n'\n";
+  const std::string checker = Script(ws, "judge.sh", allow);
+  veto = "cat >/dev/null\n" + veto;
+  REQUIRE(veto.size() == test::Slurp(checker)->size());
+  Configure(ws, checker);
+  ws.CardInDesigning();
+  LambdaReset reset(ws);
+  auto first = ws.Gate({"move", kCard, "ready"});
+  INFO("first: " << first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string file = CacheFile(ws, ws / kCacheDir);
+  auto record = nlohmann::json::parse(test::Slurp(file).value());
+  CHECK(record["checkerSha256"] == CheckerIdOf(ws));
+
+  // The same bytes: a hit.
+  reset();
+  auto again = ws.Gate({"move", kCard, "ready"});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == CommittedOut("[cached] ok"));
+
+  // Rewritten in place to veto, its mtime put back: a silent miss, the new script decides.
+  reset();
+  struct stat before {};
+  REQUIRE(::stat(checker.c_str(), &before) == 0);
+  {
+    std::ofstream out(checker, std::ios::binary | std::ios::trunc);  // same inode
+    out << veto;
+  }
+  const struct timespec times[2] = {before.st_atim, before.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, checker.c_str(), times, 0) == 0);
+  struct stat after {};
+  REQUIRE(::stat(checker.c_str(), &after) == 0);
+  REQUIRE(after.st_ino == before.st_ino);
+  REQUIRE(after.st_size == before.st_size);
+  REQUIRE(after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+  auto rewritten = ws.Gate({"move", kCard, "ready"});
+  INFO("rewritten: " << rewritten.out << rewritten.err);
+  CHECK(rewritten.exit_code == 1);
+  CHECK(rewritten.out == Vetoed("nay", ReportPath(ws)));
+  CHECK(rewritten.err == "");  // another checker's record is a silent miss
+  RequireUnmoved(ws);
+  auto replaced = nlohmann::json::parse(test::Slurp(file).value());
+  CHECK(replaced["verdict"] == "veto");
+  CHECK(replaced["checkerSha256"] == CheckerIdOf(ws));
+  CHECK(replaced["checkerSha256"] != record["checkerSha256"]);
+}
+
+// A file the command names that cannot be identified (here the script is replaced by a FIFO,
+// which the gate must not even open for reading as a program: the program itself) means no
+// identity: the gate neither hits nor writes the cache, it says so, and the check runs.
+TEST_CASE("trust: a checker program that cannot be read is never a cache hit") {
+  Workspace ws("");
+  const std::string program = ws / "judge";
+  test::Spit(program,
+             "#!/bin/sh\ncat >/dev/null\n"
+             "printf '```json\\n{\"verdict\": \"allow\", \"summary\": \"ok\"}\\n```\\n'\n");
+  fs::permissions(program, fs::perms::owner_all);
+  GateYaml yaml;
+  yaml.command = {program};
+  yaml.cache_dir = kCacheDir;
+  ws.WriteConfig(yaml.Text());
+  ws.CardInDesigning();
+  LambdaReset reset(ws);
+  REQUIRE(ws.Gate({"move", kCard, "ready"}).exit_code == 0);
+  const std::string file = CacheFile(ws, ws / kCacheDir);
+  const std::string cached = test::Slurp(file).value();
+
+  // The program turned into a FIFO: no identity. Without the identity rule the cached allow
+  // would admit the move; now the gate warns, skips the cache and runs the check, which fails
+  // closed (a FIFO does not run).
+  reset();
+  REQUIRE(fs::remove(program));
+  REQUIRE(::mkfifo(program.c_str(), 0700) == 0);
+  auto r = ws.Gate({"move", kCard, "ready"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("[cached]") == std::string::npos);
+  CHECK(r.err.find("devflow-agent-gate: the checker of provider \"checker\" cannot be identified: "
+                   "open " +
+                   program +
+                   ": not a regular file (EINVAL); not using the verdict cache for this "
+                   "attempt\n") != std::string::npos);
+  CHECK(test::Slurp(file) == cached);  // nothing written over the record either
 }
 
 TEST_CASE("trust: a cached allow is not reused for an input edited in place under its kind:rev") {

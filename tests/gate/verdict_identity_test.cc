@@ -27,14 +27,16 @@ void Rework(Rig& rig, const std::string& id) {
 TEST_CASE("identity: a cached allow is reused by the same checker definition") {
   Rig rig;
   rig.EnableCache();
-  rig.scripted.definition = Definition({"/usr/bin/lenient"});
+  rig.scripted.definition = Definition({"/bin/true"});
   const std::string id = "0701-same";
   WriteCard(rig.root, id, {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
   rig.scripted.Allow("design is sound");
   REQUIRE(rig.Move(id).code == "committed");
   const ProviderConfig def = *rig.scripted.definition;
   auto record = nlohmann::json::parse(*Slurp(rig.OnlyCacheFile()));
-  CHECK(record["checkerSha256"] == CheckerIdentity(&def, false));
+  Result<std::string> identity = CurrentCheckerIdentity(&def, false, ParentPath(rig.root));
+  REQUIRE(identity.ok());
+  CHECK(record["checkerSha256"] == *identity);
   Rework(rig, id);
   MoveOutcome again = rig.Move(id);
   CHECK(again.code == "committed");
@@ -49,7 +51,7 @@ TEST_CASE("identity: another provider definition misses, and its own verdict dec
     std::function<void(ProviderConfig&)> change;
   };
   const Swap swaps[] = {
-      {"argv", [](ProviderConfig& p) { p.command = {"/usr/bin/strict"}; }},
+      {"argv", [](ProviderConfig& p) { p.command = {"/bin/false"}; }},
       {"env names", [](ProviderConfig& p) { p.env = {"MODEL"}; }},
       {"network", [](ProviderConfig& p) { p.network = true; }},
       {"sandbox off", [](ProviderConfig& p) { p.sandbox_off = true; }},
@@ -63,7 +65,7 @@ TEST_CASE("identity: another provider definition misses, and its own verdict dec
     CAPTURE(swap.label);
     Rig rig;
     rig.EnableCache();
-    rig.scripted.definition = Definition({"/usr/bin/lenient"});
+    rig.scripted.definition = Definition({"/bin/true"});
     const std::string id = "0702-swap";
     WriteCard(rig.root, id, {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
     rig.scripted.Allow("lenient says yes");
@@ -83,7 +85,7 @@ TEST_CASE("identity: another provider definition misses, and its own verdict dec
 TEST_CASE("identity: a provider that is no longer defined misses and fails closed") {
   Rig rig;
   rig.EnableCache();
-  rig.scripted.definition = Definition({"/usr/bin/lenient"});
+  rig.scripted.definition = Definition({"/bin/true"});
   const std::string id = "0703-gone";
   WriteCard(rig.root, id, {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
   rig.scripted.Allow("lenient says yes");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "operator/operator_fixture.h"
@@ -356,6 +357,37 @@ TEST_CASE("cache rejects unknown subcommands, options and arguments, exit 2") {
 }
 
 TEST_CASE(
+    "cache list: a checker rewritten in place is 'checker changed', one that cannot be read "
+    "'checker unidentified'") {
+  OperatorRoot r;
+  const std::string program = r.ws / "judge.sh";
+  Spit(program, "#!/bin/sh\necho allow\n");
+  r.Configure("providers:\n  grounding:\n    command: ['" + program + "']\n" + CachedGateYaml());
+  r.DesigningCard("0001-a");
+  const VerdictCacheKey key = r.Key("0001-a", {"prd:3", "design:4"});
+  const std::string path = r.CacheDir() + "/" + key.FileName();
+  const std::string tail =
+      ": allow 0001-a designing->ready [design:4, prd:3] at " + std::string(kT0) + ": ok";
+  Spit(path, RenderCacheRecord(VerdictCacheRecord{key, true, "ok", std::nullopt, kT0, r.Identity(),
+                                                  r.Inputs(key)}));
+  CHECK(Lines(RunOp(RunCacheCommand, {"list"}, r.Ctx()).out).at(0) == path + ": current" + tail);
+  // The same path, other bytes.
+  Spit(program, "#!/bin/sh\necho veto!\n");
+  CHECK(Lines(RunOp(RunCacheCommand, {"list"}, r.Ctx()).out).at(0) ==
+        path +
+            ": stale (checker changed: provider \"grounding\" (its definition, or the bytes of a "
+            "file its command names) or the edge's verdictNonce is not what gave this verdict)" +
+            tail);
+  REQUIRE(std::filesystem::remove(program));
+  CHECK(Lines(RunOp(RunCacheCommand, {"list"}, r.Ctx()).out).at(0) ==
+        path +
+            ": stale (checker unidentified: a file provider \"grounding\"'s command names "
+            "cannot be read (open " +
+            program + ": No such file or directory (ENOENT)), so the gate does not use the cache)" +
+            tail);
+}
+
+TEST_CASE(
     "cache list: no checker or inputs identity, another checker, inputs changed in place, or a "
     "gone report is stale") {
   OperatorRoot r(CachedGateYaml());
@@ -379,8 +411,8 @@ TEST_CASE(
   ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
   CHECK(Lines(ran.out).at(0) ==
         head +
-            "checker changed: provider \"grounding\" or the edge's verdictNonce is not what gave "
-            "this verdict" +
+            "checker changed: provider \"grounding\" (its definition, or the bytes of a file its "
+            "command names) or the edge's verdictNonce is not what gave this verdict" +
             tail);
   // The current checker's, written before the field existed.
   Spit(path,

@@ -101,14 +101,17 @@ struct OperatorRoot {
     return VerdictCacheKey::Compute("designing->ready", key_root.empty() ? root : key_root, card,
                                     std::move(inputs), instruction);
   }
-  /// The checker identity the gate computes now for an edge (CheckerIdentity of the first agent
-  /// edge of that name; the undefined provider's when none).
+  /// The checker identity the gate computes now for an edge (CurrentCheckerIdentity of the first
+  /// agent edge of that name; the undefined provider's when none).
   std::string Identity(const std::string& edge = "designing->ready") const {
     for (const PluginConfig& plugin : config.plugins) {
       if (!plugin.agent) continue;
       for (const AgentEdgeConfig& e : plugin.agent->edges) {
         if (e.edge.Name() == edge) {
-          return CheckerIdentity(config.FindProvider(e.provider), e.verdict_nonce);
+          Result<std::string> id = CurrentCheckerIdentity(config.FindProvider(e.provider),
+                                                          e.verdict_nonce, ParentPath(root));
+          REQUIRE_MESSAGE(id.ok(), id.status().message());
+          return *id;
         }
       }
     }

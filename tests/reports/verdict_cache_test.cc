@@ -1,6 +1,7 @@
 #include "reports/verdict_cache.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -222,6 +223,84 @@ TEST_CASE("checker identity hashes the provider definition and the edge's verdic
   ProviderConfig renamed = base;
   renamed.name = "another-name";
   CHECK(CheckerIdentity(&renamed, true) == kChecker);
+}
+
+// The fresh trial: the identity pinned the program's path, not its bytes. It now covers the
+// content of every file the command names: small ones by their bytes, big ones by inode, size
+// and change times (never read).
+TEST_CASE("checker identity pins the content of each file the command names") {
+  TempDir ws;
+  const std::string interpreter = ws / "interp";  // bigger than kFileBytesHashed: not read
+  Spit(interpreter, std::string(static_cast<size_t>(kFileBytesHashed) + 1, 'x'));
+  Spit(ws / "check.py", "print('allow')\n");
+  ProviderConfig p;
+  p.name = "checker";
+  p.command = {interpreter, "check.py", "--strict", "missing.txt", ws.path()};
+  const std::vector<CommandFile> files = CommandFiles(&p, ws.path());
+  REQUIRE(files.size() == 2);  // not the flag, the missing file or the directory
+  CHECK(files[0].index == 0);
+  CHECK(files[0].path == interpreter);
+  CHECK(files[1].index == 1);
+  CHECK(files[1].path == ws / "check.py");
+
+  // sha256 of "print('allow')\n", computed independently with python3's hashlib.
+  CHECK(FileIdentity(ws / "check.py").value() ==
+        "sha256:61621e6357d4942691a2123cda96d421897060542da1a72b14b8492fc25afb92");
+  struct stat st {};
+  REQUIRE(::stat(interpreter.c_str(), &st) == 0);
+  CHECK(FileIdentity(interpreter).value() ==
+        "stat:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+            std::to_string(st.st_size) + ":" +
+            std::to_string(int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec) + ":" +
+            std::to_string(int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec));
+
+  Result<std::string> before = CurrentCheckerIdentity(&p, false, ws.path());
+  REQUIRE(before.ok());
+  CHECK(*before == CheckerIdentity(&p, false,
+                                   {{interpreter, FileIdentity(interpreter).value()},
+                                    {ws / "check.py", FileIdentity(ws / "check.py").value()}}));
+  CHECK(*before != CheckerIdentity(&p, false));  // the definition alone
+  // The script rewritten in place, same size: another checker (a file changed within the
+  // last second is not remembered, so this process hashes it again).
+  Spit(ws / "check.py", "print('veto!')\n");
+  CHECK(FileIdentity(ws / "check.py").value() ==
+        "sha256:18ada1e62e7ba1ea309d4c5a740e13184b150c3eb428a1748a3d61bb908b3922");
+  Result<std::string> after = CurrentCheckerIdentity(&p, false, ws.path());
+  REQUIRE(after.ok());
+  CHECK(*after != *before);
+
+  // A builtin and an undefined provider name no files: their identity is the definition's.
+  ProviderConfig grounding;
+  grounding.builtin = "grounding";
+  CHECK(CurrentCheckerIdentity(&grounding, true, ws.path()).value() ==
+        CheckerIdentity(&grounding, true));
+  CHECK(CurrentCheckerIdentity(nullptr, true, ws.path()).value() == CheckerIdentity(nullptr, true));
+}
+
+TEST_CASE("a checker file that cannot be identified gives no identity, and no identity no hit") {
+  TempDir ws;
+  ProviderConfig p;
+  p.name = "checker";
+  p.command = {ws / "gone"};
+  Result<std::string> gone = CurrentCheckerIdentity(&p, false, ws.path());
+  REQUIRE_FALSE(gone.ok());
+  CHECK(gone.status().message() == "open " + ws / "gone" + ": No such file or directory (ENOENT)");
+  p.command = {"dg-not-on-path"};  // not found when the config loaded: left bare
+  CHECK_FALSE(CurrentCheckerIdentity(&p, false, ws.path()).ok());
+  REQUIRE(::mkfifo((ws / "fifo").c_str(), 0700) == 0);
+  p.command = {ws / "fifo"};
+  Result<std::string> fifo = CurrentCheckerIdentity(&p, false, ws.path());
+  REQUIRE_FALSE(fifo.ok());
+  CHECK(fifo.status().message() == "open " + ws / "fifo" + ": not a regular file (EINVAL)");
+
+  // A lookup without an identity never hits, not even a record whose identity is empty.
+  TempDir dir;
+  VerdictCache cache(dir.path(), RealFileSystem());
+  CollectedWarnings warnings;
+  std::string empty = kOurAllowRecord;
+  empty.replace(empty.find(kChecker), 64, "");
+  Spit(dir / kFileName, empty);
+  CHECK_FALSE(cache.Lookup(TheKey(), "", kInputs, warnings).has_value());
 }
 
 TEST_CASE("cache record renders an empty input list as []") {
