@@ -325,6 +325,37 @@ const char* TypeName(const nlohmann::json& value) {
   return "an object";
 }
 
+// Whether `key` names a verdict: its text as the claim scan reads it (default-ignorable code
+// points and ill-formed bytes dropped, full-width forms as their ASCII twins), ASCII-lowercased,
+// contains "verdict" (`Verdict`, `final_verdict`, `ver<ZWSP>dict`, `ＶＥＲＤＩＣＴ`).
+bool NamesVerdict(std::string_view key) {
+  std::string folded;
+  folded.reserve(key.size());
+  for (size_t i = 0; i < key.size();) {
+    const Unit u = UnitAt(key, i);
+    if (u.c != kSkip) folded.push_back(Lower(u.c));
+    i += u.length;
+  }
+  return folded.find("verdict") != std::string::npos;
+}
+
+// The first key, at any depth of `value` (objects, and objects inside arrays), that names a
+// verdict, other than the top-level `verdict` itself (`top`: `value` is the verdict object).
+const std::string* OtherVerdictKey(const nlohmann::json& value, bool top) {
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      const bool the_verdict = top && it.key() == "verdict";
+      if (!the_verdict && NamesVerdict(it.key())) return &it.key();
+      if (const std::string* nested = OtherVerdictKey(it.value(), false)) return nested;
+    }
+  } else if (value.is_array()) {
+    for (const auto& item : value) {
+      if (const std::string* nested = OtherVerdictKey(item, false)) return nested;
+    }
+  }
+  return nullptr;
+}
+
 // DecodeVerdictBlock's rules, one by one; on the first that fails, `why` says which (the
 // wording of VerdictFaultReason, after "the last verdict block "). `odd_nonce`, when given, is
 // set to the quoted value of a "nonce" that is there but not a string (a valid verdict still;
@@ -357,17 +388,12 @@ std::optional<Verdict> Decode(std::string_view content, std::string* why,
     return no("says \"verdict\": " + Quoted(*verdict) + "; expected \"allow\" or \"veto\"");
   }
   const auto& word = verdict->get_ref<const std::string&>();
-  // A second key that names a verdict (`"Verdict"`, `"final_verdict"`) makes the object say two
-  // things, and which one a reader takes is its own rule: ambiguous, so no verdict.
-  for (auto it = value.begin(); it != value.end(); ++it) {
-    const std::string& key = it.key();
-    if (key == "verdict") continue;
-    std::string low(key);
-    std::transform(low.begin(), low.end(), low.begin(), Lower);
-    if (low.find("verdict") != std::string::npos) {
-      return no("has another verdict key " + Quoted(key) +
-                " besides \"verdict\" (ambiguous; only \"verdict\" may name the verdict)");
-    }
+  // A second key that names a verdict (`"Verdict"`, `"final_verdict"`, a nested
+  // `"final": {"verdict": "veto"}`) makes the object say two things, and which one a reader
+  // takes is its own rule: ambiguous, so no verdict.
+  if (const std::string* key = OtherVerdictKey(value, true)) {
+    return no("has another verdict key " + Quoted(*key) +
+              " besides \"verdict\" (ambiguous; only \"verdict\" may name the verdict)");
   }
 
   const auto summary = value.find("summary");
