@@ -200,7 +200,7 @@ TEST_CASE("a held commit.lock makes the move exit 4 write-contended in about 2 s
 
 TEST_CASE(
     "a commit.lock left by a killed writer: exit 4, the lock kept, the message names the dead pid "
-    "and how to clear it; removed, the move commits") {
+    "and how to clear it, and once removed the move commits") {
   Workspace ws("");
   Prepare(ws);
   const std::string lock = ws.card_dir() + "/commit.lock";

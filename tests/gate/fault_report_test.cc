@@ -157,7 +157,7 @@ TEST_CASE("a fault before the checker ran writes no fault report") {
   ExpectParked(rig, rig.Move(id), id, "spawn backend down");  // checks the faults dir is empty
 }
 
-TEST_CASE("--dry-run writes no fault report; the message still says why") {
+TEST_CASE("--dry-run writes no fault report: the message still says why") {
   Rig rig;
   const std::string id = "0207-dry";
   WriteCard(rig.root, id);
@@ -166,15 +166,16 @@ TEST_CASE("--dry-run writes no fault report; the message still says why") {
   MoveOutcome outcome = rig.Move(id, Location::kReady, /*dry_run=*/true);
   CHECK(outcome.failed_closed);
   CHECK(outcome.message ==
-        Rejected(id, std::string("agent check for designing->ready could not run: ") + kNoVerdict +
-                         ": the last verdict block says \"verdict\": \"ALLOW\"; expected "
-                         "\"allow\" or \"veto\"; the card is parked blocked until the deployment "
-                         "recovers"));
+        Rejected(id,
+                 std::string("agent check for designing->ready could not run: ") + kNoVerdict +
+                     ": the last verdict block says \"verdict\": \"ALLOW\"; expected "
+                     "\"allow\" or \"veto\"; the card would be parked blocked until the deployment "
+                     "recovers"));
   CHECK(outcome.reports.empty());
   CHECK(test::Snapshot(rig.root) == before);
 }
 
-TEST_CASE("a fault report that cannot be written is named; the card still parks as upstream's") {
+TEST_CASE("a fault report that cannot be written is named: the card still parks as upstream's") {
   Rig rig;
   const std::string id = "0208-enospc";
   WriteCard(rig.root, id);

@@ -158,7 +158,7 @@ TEST_CASE("reports prune --dry-run says what it would remove and deletes nothing
 }
 
 TEST_CASE(
-    "reports prune --keep keeps the newest N of each kind; with --older-than both must agree") {
+    "reports prune --keep keeps the newest N of each kind: with --older-than both must agree") {
   OperatorRoot r(CachedGateYaml());
   auto [a, a_size] = VetoReport(r, "0001-a", 4, kDay1);
   auto [b, b_size] = VetoReport(r, "0002-b", 4, kDay2);
@@ -285,7 +285,7 @@ TEST_CASE(
         old_intent + "\n" + garbage + "\n" + new_outcome + "\n" + undated + "\n" + torn);
 }
 
-TEST_CASE("ledger prune --keep and --json; no ledger is nothing to prune") {
+TEST_CASE("ledger prune --keep and --json: no ledger is nothing to prune") {
   OperatorRoot r;
   Ran none = RunOp(RunLedgerCommand, {"prune", "--keep", "1"}, r.Ctx());
   CHECK(none.code == 0);

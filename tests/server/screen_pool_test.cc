@@ -120,7 +120,7 @@ PeerScreenPool::Done Record(Results& results, int fd) {
   return [&results, fd](std::optional<PeerRefusal> r) { results[fd] = std::move(r); };
 }
 
-TEST_CASE("PeerScreenPool: a screen that waits does not hold another; results come through post") {
+TEST_CASE("PeerScreenPool: a screen that waits does not hold another: results come through post") {
   auto ev = std::make_shared<Events>();
   Connection a, b;
   Results results;
