@@ -582,8 +582,15 @@ std::string SandboxLevelName(SandboxKind kind, int landlock_abi) {
 }
 
 std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std::string>& command) {
-  std::vector<std::string> argv = {spec.bwrap, "--ro-bind",    "/", "/", "--dev", "/dev", "--proc",
-                                   "/proc",    "--unshare-all"};
+  // `--remount-ro /proc`: the checker's /proc is read-only. bubblewrap means to make /proc/sys
+  // read-only itself, but a root host's bwrap 0.8 skips it (its write test on the directory gets
+  // EACCES, which it takes for "already read-only"), and a checker of a root host is uid 0 to the
+  // kernel: it wrote kernel.core_pattern and 764 other sysctls (this session's trial, F0), and a
+  // `|prog` core pattern runs prog as root outside every sandbox. A read-only mount refuses every
+  // write below it (EROFS), /proc/sysrq-trigger included; /proc/self stays readable.
+  std::vector<std::string> argv = {
+      spec.bwrap, "--ro-bind",    "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro",
+      "/proc",    "--unshare-all"};
   if (spec.network) argv.push_back("--share-net");
   for (const char* flag : {"--die-with-parent", "--new-session", "--cap-drop", "ALL"}) {
     argv.push_back(flag);

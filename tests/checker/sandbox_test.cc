@@ -165,6 +165,31 @@ TEST_CASE("a checker cannot write into the workspace, /tmp or the host HOME but 
   CHECK(test::Snapshot(ws.path()) == std::map<std::string, std::string>{{"keep.txt", "keep\n"}});
 }
 
+TEST_CASE("a checker cannot write a kernel setting under /proc at either level") {
+  // This session's trial (F0): under bubblewrap a root host's checker wrote /proc/sys (765 files
+  // opened for writing, kernel.core_pattern among them). Opened for writing, nothing written.
+  TempDir ws;
+  const std::vector<std::string> targets = {"/proc/sys/fs/lease-break-time",
+                                            "/proc/sys/kernel/core_pattern", "/proc/sysrq-trigger"};
+  std::vector<std::string> args;
+  for (const std::string& t : targets) args.insert(args.end(), {"--open-write", t});
+  auto run = RunProbe(ws.path(), args);
+  CHECK(run.sandbox == ExpectedLevel(test::TestBwrap()));
+  for (const std::string& t : targets) {
+    CAPTURE(t);
+    REQUIRE(run.report.contains("open-write " + t));
+    CHECK(run.report["open-write " + t] != "ok");
+  }
+  // The control: unconfined, a root host's checker opens them (the test means something only
+  // where the host could).
+  if (::geteuid() == 0) {
+    auto off = RunProbe(ws.path(), args, Options(), false, /*sandbox_off=*/true);
+    CHECK(off.report["open-write /proc/sys/fs/lease-break-time"] == "ok");
+  } else {
+    MESSAGE("not root: the unconfined control is not run (a non-root host cannot write sysctls)");
+  }
+}
+
 TEST_CASE("forcing the fallback confines writes with Landlock and reports its ABI") {
   TempDir ws;
   long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, 1U);
@@ -603,6 +628,8 @@ TEST_CASE("bubblewrap's argv binds the workspace and scratch after every other m
                                        "/dev",
                                        "--proc",
                                        "/proc",
+                                       "--remount-ro",
+                                       "/proc",
                                        "--unshare-all",
                                        "--die-with-parent",
                                        "--new-session",
@@ -622,9 +649,9 @@ TEST_CASE("bubblewrap's argv binds the workspace and scratch after every other m
   CHECK(BwrapArgv(spec, {"/bin/checker", "-p"}) == expected);
   spec.network = true;
   std::vector<std::string> with_net = BwrapArgv(spec, {"/bin/checker"});
-  REQUIRE(with_net.size() > 9);
-  CHECK(with_net[8] == "--unshare-all");
-  CHECK(with_net[9] == "--share-net");
+  REQUIRE(with_net.size() > 11);
+  CHECK(with_net[10] == "--unshare-all");
+  CHECK(with_net[11] == "--share-net");
   spec.env = "/usr/bin/env";
   std::vector<std::string> with_env = BwrapArgv(spec, {"/bin/checker"});
   std::vector<std::string> tail(with_env.end() - 6, with_env.end());
