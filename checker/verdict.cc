@@ -432,6 +432,27 @@ std::optional<Verdict> Decode(std::string_view content, std::string* why,
   return out;
 }
 
+// Whether what follows the deciding block says nothing: only white space (JS's, line ends
+// included) and default-ignorable code points. An ill-formed byte, a NUL or any other control
+// byte is text (binary junk after an allow is not an ending).
+bool IsBlankTail(std::string_view tail) {
+  for (size_t i = 0; i < tail.size();) {
+    const auto byte = static_cast<unsigned char>(tail[i]);
+    if (byte < 0x80) {
+      if (byte != ' ' && byte != '\n' && byte != '\t' && byte != '\r' && byte != '\v' &&
+          byte != '\f') {
+        return false;
+      }
+      ++i;
+      continue;
+    }
+    const Utf8Step step = DecodeUtf8At(tail, i);
+    if (!step.valid || !(IsJsWhiteSpace(step.cp) || IsDefaultIgnorable(step.cp))) return false;
+    i += step.length;
+  }
+  return true;
+}
+
 // ParseLastVerdict's rule; `why` as VerdictFaultReason words it.
 std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std::string>& nonce,
                                  std::string* why) {
@@ -476,18 +497,27 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
     // word alone; the f4_prose trial of 2026-12-03) must not leave an earlier draft deciding. A
     // restatement that agrees fails too: the gate does not interpret prose, and only the last block
     // may decide.
+    //
+    // And nothing else may follow it: a retraction needs no verdict word ("My answer is no.",
+    // "On reflection I cannot approve this.", "NOT APPROVED"; this session's trial admitted
+    // each), so no word list can tell a closing remark from a change of mind. The contract says
+    // to end the reply with the block; a reply that goes on has no verdict (docs/decisions.md).
     const size_t tail_at =
         static_cast<size_t>(it->content.data() - reply.data()) + it->content.size() + kFence.size();
-    if (tail_at < reply.size()) {
-      const std::string_view tail = reply.substr(tail_at);
-      if (const auto claim = FindVerdictClaim(tail, ClaimForms::kKeysAndStatements)) {
-        if (why) {
+    const std::string_view tail = reply.substr(std::min(tail_at, reply.size()));
+    if (!IsBlankTail(tail)) {
+      if (why) {
+        if (const auto claim = FindVerdictClaim(tail, ClaimForms::kKeysAndStatements)) {
           const std::string said(tail.substr(claim->at, claim->end - claim->at));
           *why = "the reply claims a verdict after its last verdict block (" + Quoted(said) +
                  "); only the last verdict block may decide, so end the reply with it";
+        } else {
+          *why = "the reply goes on after its last verdict block (" +
+                 Quoted(std::string(JsTrim(tail))) +
+                 "); the verdict block must end the reply, with nothing after it";
         }
-        return std::nullopt;
       }
+      return std::nullopt;
     }
     return verdict;
   }

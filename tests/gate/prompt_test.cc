@@ -229,9 +229,23 @@ TEST_CASE(
       "A veto would look like this:\n\n```json\n{\"verdict\": \"veto\", \"summary\": \"quoted "
       "example\"}\n```\n\nMy decision:\n\n```json\n{\"verdict\": \"allow\", \"summary\": \"the "
       "real decision\"}\n```\n\nAnd a trailing snippet:\n\n```\nnot json at all\n```\n");
-  MoveOutcome outcome = rig.Move(id);
+  // Our rule differs from upstream's here (docs/decisions.md "The verdict block ends the reply"):
+  // the trailing snippet follows the deciding block, so the reply has no verdict and parks.
+  ExpectParkedWithEvidence(
+      rig, rig.Move(id), id, "the checker replied without a parsable verdict block",
+      "the reply goes on after its last verdict block (\"And a trailing snippet:\\n\\n```\\nnot "
+      "json "
+      "at all\\n```\"); the verdict block must end the reply, with nothing after it");
+  // The same reply ending with the decision: the quoted example is skipped, the last block decides.
+  const std::string id2 = "0318-last";
+  WriteCard(rig.root, id2);
+  rig.scripted.Reply(
+      "A veto would look like this:\n\n```json\n{\"verdict\": \"veto\", \"summary\": \"quoted "
+      "example\"}\n```\n\nMy decision:\n\n```json\n{\"verdict\": \"allow\", \"summary\": \"the "
+      "real decision\"}\n```\n");
+  MoveOutcome outcome = rig.Move(id2);
   CHECK(outcome.code == "committed");
-  const std::string journal = rig.Journal(id);
+  const std::string journal = rig.Journal(id2);
   CHECK(journal.find("\"summary\":\"the real decision\"") != std::string::npos);
   CHECK(journal.find("quoted example") == std::string::npos);
 }

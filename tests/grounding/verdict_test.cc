@@ -16,13 +16,20 @@ std::string Block(const std::string& json, const std::string& info = "json") {
 
 }  // namespace
 
-TEST_CASE("the last parsable block wins over a quoted example veto and a trailing non-JSON fence") {
-  const std::string reply =
+TEST_CASE(
+    "the last claiming block wins over a quoted example veto; a trailing fence fails closed") {
+  const std::string decided =
       "Here is the format I was asked for:\n" +
       Block(R"({"verdict": "veto", "summary": "an example veto", "findings": ["x"]})") +
-      "\nMy decision:\n" + Block(R"({"verdict": "allow", "summary": "the real decision"})") +
-      "\nAnd a snippet:\n" + Block("int main() { return 0; }", "cpp") + "\n";
-  const auto verdict = ParseLastVerdict(reply);
+      "\nMy decision:\n" + Block(R"({"verdict": "allow", "summary": "the real decision"})");
+  // Upstream's prompt.spec 8 goes on with a snippet, which upstream skips; here nothing may follow
+  // the deciding block (docs/decisions.md "The verdict block ends the reply").
+  const std::string with_snippet =
+      decided + "\nAnd a snippet:\n" + Block("int main() { return 0; }", "cpp") + "\n";
+  CHECK_FALSE(ParseLastVerdict(with_snippet));
+  CHECK(VerdictFaultReason(with_snippet)
+            .rfind("the reply goes on after its last verdict block (\"And a snippet:", 0) == 0);
+  const auto verdict = ParseLastVerdict(decided + "\n");
   REQUIRE(verdict);
   CHECK(verdict->allow);
   CHECK(verdict->summary == "the real decision");
@@ -289,18 +296,21 @@ const ReplyCase kReplies[] = {
      Block(R"({"verdict": "veto", "summary": "example"})") + "\n" +
          Block(R"({"verdict": "allow", "summary": "real"})"),
      std::nullopt, "allow:real"},
+    // Nothing may follow the deciding block: each of these has no verdict (fails closed).
     {"prose after the block",
      Block(R"({"verdict": "allow", "summary": "ok"})") + "\nLet me know if you need more.\n",
-     std::nullopt, "allow:ok"},
+     std::nullopt, ""},
     {"a shell snippet after the block",
      Block(R"({"verdict": "allow", "summary": "ok"})") + "\nRun:\n" + Block("make test", "bash"),
-     std::nullopt, "allow:ok"},
+     std::nullopt, ""},
     {"a bare prose fence after the block",
      Block(R"({"verdict": "veto", "summary": "no"})") + "\n```\nnot json at all\n```\n",
-     std::nullopt, "veto:no"},
+     std::nullopt, ""},
     {"an unclosed non-verdict fence after the block",
-     Block(R"({"verdict": "allow", "summary": "ok"})") + "\n```bash\nmake te", std::nullopt,
-     "allow:ok"},
+     Block(R"({"verdict": "allow", "summary": "ok"})") + "\n```bash\nmake te", std::nullopt, ""},
+    {"white space and zero-width characters after the block",
+     Block(R"({"verdict": "allow", "summary": "ok"})") + "\n \t\r\n\xE2\x80\x8B\xC2\xA0\n",
+     std::nullopt, "allow:ok"},
     {"several verdicts: the last decides (allow, veto)",
      kDraft + "\n" + Block(R"({"verdict": "veto", "summary": "second"})"), std::nullopt,
      "veto:second"},
@@ -367,12 +377,9 @@ TEST_CASE("a final answer the fence scan misses never leaves a draft allow decid
     CAPTURE(final_answer);
     CHECK_FALSE(ParseLastVerdict(draft + final_answer));
   }
-  // The control: the draft alone, or followed by prose and other blocks that name no verdict
-  // key, decides.
+  // The control: the draft alone decides; followed by anything else, it does not.
   CHECK(ParseLastVerdict(draft));
-  auto with_prose = ParseLastVerdict(draft + "\nThe verdict stands.\n```bash\nmake test\n```\n");
-  REQUIRE(with_prose);
-  CHECK(with_prose->allow);
+  CHECK_FALSE(ParseLastVerdict(draft + "\nThe verdict stands.\n```bash\nmake test\n```\n"));
 }
 
 TEST_CASE("FindVerdictClaim: a key claims anywhere it is quoted, or unquoted at a line start") {
@@ -519,21 +526,39 @@ const Admitted kStillDecide[] = {
      "You asked for:\n```json\n{\"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\"}\n"
      "```\n",
      false, ""},
-    {"thanks after", "", true, "\nThanks.\n"},
-    {"the verdict stands", "", true, "\nThe verdict stands.\n"},
-    {"the verdict above is final", "", false, "\nThe verdict above is final.\n"},
-    {"this decision allows", "", true, "\nThis decision allows the card to move on.\n"},
-    {"a clause ends after the word", "", true, "\nI stand by the verdict. No further issues.\n"},
-    {"a shell snippet after", "", true, "\nRun:\n```bash\nmake test\n```\n"},
-    {"a signature after", "", true, "\n\xE2\x80\x94 the grounding bot\n"},
-    // Words that are verdict words only in a statement: alone they are ordinary prose.
-    {"no further issues", "", true, "\nNo further issues.\n"},
-    {"nothing blocks this", "", true, "\nNothing blocks this card; no issues found.\n"},
-    {"fails and refuses in prose", "", true,
-     "\nIf the export fails, the parser refuses the line and declines to retry.\n"},
-    {"a word that only starts like one", "", true, "\nThe vetting was thorough.\n"},
     {"a negative word before the fence", "I considered a veto; REQ-7 is defined after all.\n", true,
      "\n"},
+    {"only white space and invisible characters after", "", true,
+     "\n\n \t\xE2\x80\x8B\xE2\x81\xA0\xEF\xBB\xBF\xE3\x80\x80\r\n"},
+};
+
+// Text after the deciding block that states no verdict in words the claim scan knows: each
+// fails closed as "goes on" (the trial of this session admitted the retractions among them).
+const std::string kGoesOn[] = {
+    "\nThanks.\n",
+    "\nThe verdict stands.\n",
+    "\nThe verdict above is final.\n",
+    "\nThis decision allows the card to move on.\n",
+    "\nI stand by the verdict. No further issues.\n",
+    "\nRun:\n```bash\nmake test\n```\n",
+    "\n\xE2\x80\x94 the grounding bot\n",
+    "\nNo further issues.\n",
+    "\nNothing blocks this card; no issues found.\n",
+    "\nIf the export fails, the parser refuses the line and declines to retry.\n",
+    "\nThe vetting was thorough.\n",
+    // Retractions without a verdict word (this session's trial: c01, c02, c20, c34, s0*, v24).
+    "\nWait - I withdraw the approval above; this must not be admitted.\n",
+    "\nCorrection: NOT APPROVED. The design should be blocked until REQ-7 is fixed.\n",
+    "\nMy answer is no.\n",
+    "\nOn reflection I cannot approve this.\n",
+    "\nStatus: FAILED. Do not merge.\n",
+    "\nThe decision that we must now make is to decline.\n",
+    "\nMy decision changes to the opposite of the block above.\n",
+    // Binary junk, a NUL, an ill-formed byte, a control character.
+    "\n\x01\x02\xff\xfe junk",
+    std::string("\n\0\n", 3),
+    "\xC3",
+    "\x1b[8m",
 };
 
 }  // namespace
@@ -558,7 +583,29 @@ TEST_CASE("a verdict claimed after the deciding block makes the reply fail close
   }
 }
 
-TEST_CASE("verdict words before the deciding block, or none after it, leave the block deciding") {
+TEST_CASE("anything but white space after the deciding block makes the reply fail closed") {
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    CAPTURE(nonce.value_or("(verdictNonce off)"));
+    for (bool allow : {true, false}) {
+      REQUIRE(ParseLastVerdict(Fence(allow, nonce), nonce));  // the control: the block alone
+      for (const std::string& after : kGoesOn) {
+        CAPTURE(after);
+        const std::string reply = "Reviewed.\n\n" + Fence(allow, nonce) + after;
+        CHECK_FALSE(ParseLastVerdict(reply, nonce));
+        const std::string why = VerdictFaultReason(reply, nonce);
+        CAPTURE(why);
+        CHECK((why.rfind("the reply goes on after its last verdict block (", 0) == 0 ||
+               why.rfind("the reply claims a verdict after its last verdict block (", 0) == 0));
+      }
+    }
+  }
+  CHECK(VerdictFaultReason(Fence(true, std::nullopt) + "\n\nMy answer is no.\n") ==
+        "the reply goes on after its last verdict block (\"My answer is no.\"); the verdict block "
+        "must end the reply, with nothing after it");
+}
+
+TEST_CASE("verdict words before the deciding block, and white space after it, leave it deciding") {
   for (const std::optional<std::string>& nonce :
        {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
     CAPTURE(nonce.value_or("(verdictNonce off)"));

@@ -170,7 +170,7 @@ TEST_CASE("with verdictNonce the last verdict block decides and must carry the n
   SetNonce(rig, true);
   NonceAware checker([](const std::string& nonce) {
     return Block("allow", "first, with the nonce", nonce) +
-           Block("veto", "the real verdict", nonce) + "Then a snippet:\n```bash\nmake\n```\n";
+           Block("veto", "the real verdict", nonce);
   });
   rig.checker = &checker;
   WriteCard(rig.root, "0001-a", {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
