@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "checker/prompt.h"
 #include "config/config.h"
 #include "host/status.h"
 
@@ -25,7 +26,7 @@ struct CheckEvidence {
 /// One check to run.
 struct CheckRequest {
   std::string provider;  // provider name from the edge config
-  std::string prompt;    // the whole assembled prompt (sent on stdin)
+  PromptPieces prompt;   // the assembled prompt (sent on stdin), as pieces
   int64_t timeout_ms = 600000;
   int64_t max_reply_bytes = 8 * 1024 * 1024;
   std::string card_id;    // DEVFLOW_GATE_CARD

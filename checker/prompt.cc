@@ -96,39 +96,49 @@ std::optional<std::string> NonceOfTrailer(std::string_view trailer) {
   return value.get<std::string>();
 }
 
-// AssemblePrompt for both overloads; when `release` is the parts' own inputs, each input's
-// content is freed once appended.
-std::string Assemble(const PromptParts& parts, std::vector<PromptInput>* release) {
-  std::string out;
-  const std::string trailer = Trailer(parts.nonce);
-  // Sized once (an upper bound of what is appended below): a 32 MiB prompt grown by doubling
-  // held up to twice its size (issue 11 item 2).
-  size_t size = parts.instruction.size() + parts.card_id.size() + parts.edge.size() +
-                parts.title.size() + parts.body.size() + trailer.size() + kIntroPrefix.size() +
-                kIntroEdge.size() + 16;
+// The gate's own text of the prompt, the one place that knows its layout: N+1 pieces for N
+// inputs, the prompt being piece 0, input 0's content, piece 1, ..., input N-1's, piece N
+// (the header then the first separator; each further separator; the trailer).
+std::vector<std::string> GateText(const PromptParts& parts) {
+  std::vector<std::string> out;
+  out.reserve(parts.inputs.size() + 1);
+  std::string text;
+  text.append(parts.instruction).append("\n\n");
+  text.append(kIntroPrefix).append(parts.card_id).append(kIntroEdge).append(parts.edge);
+  text.append(".\n\n# ").append(parts.title).append("\n\n").append(parts.body);
   for (const PromptInput& input : parts.inputs) {
-    size += kSeparatorPrefix.size() + input.kind.size() + input.content.size() + 48;
+    text.append("\n\n").append(kSeparatorPrefix).append(input.kind);
+    text.append(" (rev ").append(std::to_string(input.rev)).append(") ---\n\n");
+    out.push_back(std::move(text));
+    text.clear();
   }
-  out.reserve(size);
-  out.append(parts.instruction).append("\n\n");
-  out.append(kIntroPrefix).append(parts.card_id).append(kIntroEdge).append(parts.edge);
-  out.append(".\n\n# ").append(parts.title).append("\n\n").append(parts.body);
-  for (size_t i = 0; i < parts.inputs.size(); ++i) {
-    const PromptInput& input = parts.inputs[i];
-    out.append("\n\n").append(kSeparatorPrefix).append(input.kind);
-    out.append(" (rev ").append(std::to_string(input.rev)).append(") ---\n\n");
-    out.append(input.content);
-    if (release) std::string().swap((*release)[i].content);
-  }
-  out.append(trailer);
+  text.append(Trailer(parts.nonce));
+  out.push_back(std::move(text));
   return out;
 }
 
 }  // namespace
 
-std::string AssemblePrompt(const PromptParts& parts) { return Assemble(parts, nullptr); }
+std::string AssemblePrompt(const PromptParts& parts) {
+  std::vector<std::string> text = GateText(parts);
+  std::string out = std::move(text[0]);
+  for (size_t i = 0; i < parts.inputs.size(); ++i) {
+    out.append(parts.inputs[i].content).append(text[i + 1]);
+  }
+  return out;
+}
 
-std::string AssemblePrompt(PromptParts&& parts) { return Assemble(parts, &parts.inputs); }
+PromptPieces AssemblePromptPieces(PromptParts&& parts) {
+  std::vector<std::string> text = GateText(parts);
+  PromptPieces out;
+  out.Append(std::move(text[0]));
+  for (size_t i = 0; i < parts.inputs.size(); ++i) {
+    out.Append(std::move(parts.inputs[i].content));
+    parts.inputs[i].content.clear();  // a moved-from string is only valid-but-unspecified
+    out.Append(std::move(text[i + 1]));
+  }
+  return out;
+}
 
 Result<PromptParts> ParsePrompt(std::string_view prompt) {
   PromptParts parts;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "host/status.h"
@@ -30,6 +31,38 @@ struct PromptParts {
   std::optional<std::string> nonce;  // verdictNonce (issue 4); absent → no nonce sentence
 };
 
+/// The prompt as the pieces the checker's stdin is written from, in order, never joined: the
+/// gate's own text around each input and each input's bytes, moved in (AssemblePromptPieces);
+/// the subprocess writes them with gathered writes (writev), so a 16 MiB input is held once,
+/// not again inside a whole-prompt string (issue 11 item 2). The bytes on stdin are the pieces
+/// concatenated.
+class PromptPieces {
+ public:
+  PromptPieces() = default;
+  /// One piece: the whole prompt (tests, and checks that have their prompt as one string).
+  PromptPieces(std::string whole) { Append(std::move(whole)); }  // NOLINT: implicit on purpose
+  PromptPieces(const char* whole) : PromptPieces(std::string(whole)) {}  // NOLINT: as above
+  void Append(std::string piece) {
+    size_ += piece.size();
+    pieces_.push_back(std::move(piece));
+  }
+  const std::vector<std::string>& pieces() const { return pieces_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  /// The whole prompt in one string, for tests and `--dry-run`'s print (a copy: not on the
+  /// path of a check).
+  std::string Joined() const {
+    std::string out;
+    out.reserve(size_);
+    for (const std::string& piece : pieces_) out += piece;
+    return out;
+  }
+
+ private:
+  std::vector<std::string> pieces_;
+  size_t size_ = 0;
+};
+
 /// Lines joined with '\n', no trailing newline:
 ///   <instruction>
 ///   (blank)
@@ -47,11 +80,10 @@ struct PromptParts {
 ///   {"verdict": "allow" | "veto", "summary": "<one line>", "findings": ["<finding>", ...]}
 ///   ```
 std::string AssemblePrompt(const PromptParts& parts);
-/// The same text, taking the parts: each input's content is released as soon as it has been
-/// appended, so the inputs and the prompt are never both in memory whole (the prompt is
-/// reserved once, and reserved pages cost nothing until written): the peak is about one copy
-/// of the inputs, not two (issue 11 item 2). `parts.inputs` hold empty contents afterwards.
-std::string AssemblePrompt(PromptParts&& parts);
+/// The same bytes as pieces, taking the parts: each input's content is moved (not copied) into
+/// a piece of its own between the gate's text, so a check holds each input once and no
+/// whole-prompt string at all (issue 11 item 2). `parts.inputs` hold empty contents afterwards.
+PromptPieces AssemblePromptPieces(PromptParts&& parts);
 
 /// Inverse of AssemblePrompt for a prompt it produced (instruction, card id, edge, title, body,
 /// inputs). Fails with code "usage" and a message naming what is missing when the text is not

@@ -389,6 +389,7 @@ struct Run {
   int64_t stderr_bytes = 0;
   int64_t reply_bytes = 0;  // stdout bytes read, the overflowing read included
   std::array<char, 64 * 1024> out_buf{}, err_buf{};
+  std::vector<asio::const_buffer> prompt_buffers;  // request.prompt's pieces, for the write
 
   bool Finished() const { return exited && stdin_done && stdout_done && stderr_done; }
 
@@ -412,13 +413,19 @@ struct Run {
       Done(stdin_done);
       return;
     }
+    // The pieces as one gathered write each time the pipe takes more (writev, at most the
+    // system's iovec count per call): the prompt is never joined (issue 11 item 2).
+    prompt_buffers.clear();
+    prompt_buffers.reserve(request.prompt.pieces().size());
+    for (const std::string& piece : request.prompt.pieces()) {
+      prompt_buffers.push_back(asio::buffer(piece));
+    }
     // EPIPE (the checker closed stdin early) just ends the write; its reply still counts.
-    asio::async_write(stdin_pipe, asio::buffer(request.prompt),
-                      [this](const boost::system::error_code&, size_t) {
-                        boost::system::error_code ignored;
-                        stdin_pipe.close(ignored);
-                        Done(stdin_done);
-                      });
+    asio::async_write(stdin_pipe, prompt_buffers, [this](const boost::system::error_code&, size_t) {
+      boost::system::error_code ignored;
+      stdin_pipe.close(ignored);
+      Done(stdin_done);
+    });
   }
 
   void ReadStdout() {

@@ -209,7 +209,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   CheckRequest request;
   request.provider = configured->provider;
   request.inputs_manifest = InputManifest(collected->inputs);  // before the prompt takes them
-  request.prompt = AssemblePrompt(MakePrompt(*card, *configured, *collected, nonce));
+  request.prompt = AssemblePromptPieces(MakePrompt(*card, *configured, *collected, nonce));
   request.timeout_ms = config_.check_timeout_ms;
   request.max_reply_bytes = config_.max_reply_bytes;
   request.card_id = card->id;

@@ -44,7 +44,7 @@ ProviderConfig Command(std::string name, std::vector<std::string> command,
 
 // A request whose workspace is `workspace` (the checker's cwd).
 CheckRequest Request(const std::string& provider, const std::string& workspace,
-                     std::string prompt = "check this\n", int64_t timeout_ms = 20000) {
+                     PromptPieces prompt = "check this\n", int64_t timeout_ms = 20000) {
   CheckRequest r;
   r.provider = provider;
   r.prompt = std::move(prompt);
@@ -54,6 +54,33 @@ CheckRequest Request(const std::string& provider, const std::string& workspace,
   r.root = workspace + "/.devflow";
   r.workspace = workspace;
   return r;
+}
+
+// Agent-gate prompt parts with inputs of `sizes` bytes, each input a pattern of its own (its
+// number on every line), so a piece dropped, written twice or swapped changes the bytes.
+PromptParts PatternParts(const std::vector<size_t>& sizes, bool nonce = false) {
+  PromptParts parts;
+  parts.instruction = "Check the inputs.";
+  parts.card_id = "0007-login";
+  parts.edge = "designing->ready";
+  parts.title = "Login";
+  parts.body = "Body of the card.";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string line = "input " + std::to_string(i) + " of the streamed prompt\n";
+    std::string content;
+    content.reserve(sizes[i] + line.size());
+    while (content.size() < sizes[i]) content += line;
+    content.resize(sizes[i]);
+    parts.inputs.push_back(
+        PromptInput{"k" + std::to_string(i), static_cast<int64_t>(i + 1), std::move(content)});
+  }
+  if (nonce) parts.nonce = "0123456789abcdef0123456789abcdef";
+  return parts;
+}
+
+// The prompt the agent gate sends for such parts: pieces, never joined.
+PromptPieces GatePrompt(const std::vector<size_t>& sizes) {
+  return AssemblePromptPieces(PatternParts(sizes));
 }
 
 SubprocessOptions FastOptions(const std::string& scratch_parent = "") {
@@ -353,7 +380,8 @@ TEST_CASE(
   TempDir ws;
   SubprocessChecker checker({Command("flood", {Fixture("flood_stdout_first.sh")})}, "",
                             FastOptions());
-  CheckRequest request = Request("flood", ws.path(), std::string(20 * 1024 * 1024, 'p'), 60000);
+  // The gate's prompt: pieces (two 10 MiB inputs) written while the reply floods in.
+  CheckRequest request = Request("flood", ws.path(), GatePrompt({10 << 20, 10 << 20}), 60000);
   request.max_reply_bytes = 8 * 1024 * 1024;
   auto t0 = Clock::now();
   auto reply = checker.Dispatch(request);
@@ -393,17 +421,54 @@ TEST_CASE("a reply of exactly the cap is accepted") {
   auto reply = checker.Dispatch(request);
   REQUIRE_MESSAGE(reply.ok(), reply.status().message());
   CHECK(reply->text.size() == 1000);
-  request.prompt += "!";
+  request.prompt.Append("!");
   auto over = checker.Dispatch(request);
   REQUIRE_FALSE(over.ok());
   CHECK(over.status().message() == "the checker reply exceeded 1000 bytes");
 }
 
-TEST_CASE("a checker that exits without reading a 20 MiB prompt still has its reply returned") {
+TEST_CASE(
+    "the prompt written from its pieces reaches the checker byte for byte as the assembled "
+    "prompt (issue 11 item 2)") {
+  TempDir ws;
+  SubprocessChecker checker({Command("echo", {Fixture("echo_prompt.sh")})}, "", FastOptions());
+  // No inputs; empty inputs; small ones; pieces larger than the 64 KiB pipe buffer (and one
+  // an odd size); 100 inputs, 201 pieces, more than one gathered write can take (64 buffers).
+  const std::vector<std::vector<size_t>> cases = {
+      {}, {0, 0, 0}, {1, 100, 5000}, {1 << 20, 0, (3 << 20) + 1}, std::vector<size_t>(100, 1000)};
+  for (const std::vector<size_t>& sizes : cases) {
+    for (bool nonce : {false, true}) {
+      CAPTURE(sizes.size());
+      CAPTURE(nonce);
+      PromptParts parts = PatternParts(sizes, nonce);
+      const std::string expected = AssemblePrompt(parts);  // the whole-string assembly
+      PromptPieces pieces = AssemblePromptPieces(std::move(parts));
+      // Each input is a piece of its own, moved in: the parts keep none of its bytes.
+      REQUIRE(pieces.pieces().size() == 2 * sizes.size() + 1);
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        CHECK(pieces.pieces()[2 * i + 1].size() == sizes[i]);
+        CHECK(parts.inputs[i].content.empty());  // NOLINT(bugprone-use-after-move): the point
+      }
+      CHECK(pieces.size() == expected.size());
+      CHECK(pieces.Joined() == expected);
+      // What the checker read on stdin (`cat` echoes it): the same bytes, in order.
+      CheckRequest request = Request("echo", ws.path(), std::move(pieces), 60000);
+      request.max_reply_bytes = static_cast<int64_t>(expected.size()) + 1;
+      auto reply = checker.Dispatch(request);
+      REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+      CHECK(reply->text.size() == expected.size());
+      CHECK(reply->text == expected);
+    }
+  }
+}
+
+TEST_CASE(
+    "a checker that exits without reading a 20 MiB gate prompt still has its reply returned") {
   TempDir ws;
   SubprocessChecker checker({Command("early", {Fixture("early_exit.sh")})}, "", FastOptions());
+  // The gate's prompt: its pieces (two 10 MiB inputs); the write ends at EPIPE, no SIGPIPE.
   auto reply =
-      checker.Dispatch(Request("early", ws.path(), std::string(20 * 1024 * 1024, 'p'), 60000));
+      checker.Dispatch(Request("early", ws.path(), GatePrompt({10 << 20, 10 << 20}), 60000));
   REQUIRE_MESSAGE(reply.ok(), reply.status().message());
   CHECK(reply->text ==
         "```json\n{\"verdict\":\"allow\",\"summary\":\"early\",\"findings\":[]}\n```\n");

@@ -146,9 +146,9 @@ TEST_CASE("cache.spec 3: re-dispatches once any input kind registers a new revis
   MoveOutcome again = rig.Move(id);
   CHECK(again.code == "committed");
   REQUIRE(rig.scripted.requests.size() == 2);
-  CHECK(rig.scripted.requests[1].prompt.find("--- artifact design (rev 4) ---\n\nDESIGN V2\n") !=
-        std::string::npos);
-  CHECK(rig.scripted.requests[1].prompt.find("DESIGN V1") == std::string::npos);
+  CHECK(rig.scripted.requests[1].prompt.Joined().find(
+            "--- artifact design (rev 4) ---\n\nDESIGN V2\n") != std::string::npos);
+  CHECK(rig.scripted.requests[1].prompt.Joined().find("DESIGN V1") == std::string::npos);
   CHECK(rig.Files(rig.CacheDir()).size() == 2);
 }
 

@@ -40,7 +40,7 @@ TEST_CASE(
   REQUIRE(rig.Move(id).code == "committed");
   REQUIRE(rig.scripted.requests.size() == 1);
   const CheckRequest& request = rig.scripted.requests[0];
-  const std::string& prompt = request.prompt;
+  const std::string prompt = request.prompt.Joined();
   CHECK(prompt.rfind(std::string(kInstruction) + "\n", 0) == 0);
   const std::string head = std::string(kInstruction) +
                            "\n\nYou are gate-checking devflow card 0301-prompt on edge "
@@ -102,7 +102,7 @@ TEST_CASE("the prompt for one card is upstream's bytes, whole") {
       "{ \"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\", \"findings\": "
       "[\"<one item per defect or confirmation>\"] }\n"
       "```";
-  CHECK(rig.scripted.requests[0].prompt == expected);
+  CHECK(rig.scripted.requests[0].prompt.Joined() == expected);
   CHECK(rig.scripted.requests[0].prompt.size() == 646);
 }
 
@@ -115,7 +115,7 @@ TEST_CASE(
   rig.scripted.Allow("design is sound");
   CHECK(rig.Move(id).code == "committed");
   REQUIRE(rig.scripted.requests.size() == 1);
-  const std::string& prompt = rig.scripted.requests[0].prompt;
+  const std::string prompt = rig.scripted.requests[0].prompt.Joined();
   CHECK(Count(prompt, "--- artifact prd (rev 3) ---") == 1);
   CHECK(prompt.find("--- artifact design") == std::string::npos);
 }
@@ -145,7 +145,7 @@ TEST_CASE("prompt.spec 3: deduplicates a kind listed twice: one separator, one r
   rig.scripted.Allow("design is sound");
   CHECK(rig.Move(id).code == "committed");
   REQUIRE(rig.scripted.requests.size() == 1);
-  CHECK(Count(rig.scripted.requests[0].prompt, "--- artifact prd (rev 3) ---") == 1);
+  CHECK(Count(rig.scripted.requests[0].prompt.Joined(), "--- artifact prd (rev 3) ---") == 1);
   CHECK(prd_reads == 1);
 }
 
@@ -327,7 +327,7 @@ TEST_CASE("prompt.spec 16: reports \"no individual findings\" when a veto carrie
         "listed no individual findings.\n");
 }
 
-TEST_CASE("AssemblePrompt taking its parts writes the same bytes and frees each input it copied") {
+TEST_CASE("AssemblePromptPieces takes each input's bytes as a piece of its own, not a copy") {
   PromptParts parts;
   parts.instruction = "Check it.";
   parts.card_id = "0001-a";
@@ -337,9 +337,15 @@ TEST_CASE("AssemblePrompt taking its parts writes the same bytes and frees each 
   parts.inputs = {{"prd", 3, std::string(1 << 20, 'p')}, {"design", 4, std::string(1 << 20, 'd')}};
   const std::string expected = AssemblePrompt(parts);  // the const overload keeps its parts
   CHECK(parts.inputs[0].content.size() == 1u << 20);
-  const std::string taken = AssemblePrompt(std::move(parts));
-  CHECK(taken == expected);
-  // Released, not just moved-from: the capacity went too (issue 11 item 2, peak memory).
+  const char* prd_bytes = parts.inputs[0].content.data();
+  const char* design_bytes = parts.inputs[1].content.data();
+  const PromptPieces taken = AssemblePromptPieces(std::move(parts));
+  CHECK(taken.Joined() == expected);
+  // The inputs' own buffers are the pieces (moved, never copied; issue 11 item 2, peak memory)
+  // and the parts hold none of them any more.
+  REQUIRE(taken.pieces().size() == 5);
+  CHECK(taken.pieces()[1].data() == prd_bytes);
+  CHECK(taken.pieces()[3].data() == design_bytes);
   for (const PromptInput& input : parts.inputs) {  // NOLINT(bugprone-use-after-move): the point
     CHECK(input.content.empty());
     CHECK(input.content.capacity() < 64);

@@ -28,5 +28,5 @@ TEST_CASE("a gated move reads the journal, card.md and each input once, and the 
   CHECK(reads["3-prd.md"] == 1);
   CHECK(reads["4-design.md"] == 1);
   REQUIRE(rig.scripted.requests.size() == 1);
-  CHECK(rig.scripted.requests[0].prompt.find("Card 0001-a") != std::string::npos);
+  CHECK(rig.scripted.requests[0].prompt.Joined().find("Card 0001-a") != std::string::npos);
 }

@@ -52,7 +52,7 @@ std::string SymlinkFault(const Rig& rig, const std::string& id, const std::strin
 void ExpectNothingReachedTheChecker(const Rig& rig) {
   CHECK(rig.scripted.requests.empty());
   for (const CheckRequest& request : rig.scripted.requests) {
-    CHECK(request.prompt.find("TOP SECRET") == std::string::npos);
+    CHECK(request.prompt.Joined().find("TOP SECRET") == std::string::npos);
   }
 }
 
@@ -228,8 +228,8 @@ TEST_CASE("agent gate: a symlink that stays inside the card directory is read an
   MoveOutcome outcome = rig.Move(id);
   CHECK(outcome.code == "committed");
   REQUIRE(rig.scripted.requests.size() == 1);
-  CHECK(rig.scripted.requests[0].prompt.find("--- artifact design (rev 4) ---\n\nDESIGN v2\n") !=
-        std::string::npos);
+  CHECK(rig.scripted.requests[0].prompt.Joined().find(
+            "--- artifact design (rev 4) ---\n\nDESIGN v2\n") != std::string::npos);
 }
 
 // ---- the grounding gate and the artifact gate ----------------------------------------------

@@ -36,8 +36,8 @@ class NonceAware : public CheckerDispatch {
   explicit NonceAware(std::function<std::string(const std::string&)> reply)
       : reply_(std::move(reply)) {}
   Result<CheckReply> Dispatch(const CheckRequest& request) override {
-    prompts.push_back(request.prompt);
-    return CheckReply{reply_(NonceOf(request.prompt)), "", "", 0};
+    prompts.push_back(request.prompt.Joined());
+    return CheckReply{reply_(NonceOf(request.prompt.Joined())), "", "", 0};
   }
   std::vector<std::string> prompts;
 
@@ -124,9 +124,9 @@ TEST_CASE("with verdictNonce a real checker that copies the nonce into its block
   REQUIRE(outcome.checks.size() == 1);
   CHECK(outcome.checks[0].summary == "copied the nonce");
   REQUIRE(recording.requests.size() == 1);
-  const std::string nonce = NonceOf(recording.requests[0].prompt);
+  const std::string nonce = NonceOf(recording.requests[0].prompt.Joined());
   CHECK(std::regex_match(nonce, std::regex("[0-9a-f]{32}")));
-  CHECK(recording.requests[0].prompt.find(
+  CHECK(recording.requests[0].prompt.Joined().find(
             "```json\n{ \"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\", "
             "\"findings\": [\"<one item per defect or confirmation>\"], \"nonce\": \"" +
             nonce + "\" }\n```") != std::string::npos);
