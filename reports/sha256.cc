@@ -11,11 +11,13 @@
 
 namespace devflow {
 
-std::string Sha256Hex(std::string_view data) {
+std::string Sha256Hex(std::string_view data) { return Sha256Hex(std::span(&data, 1)); }
+
+std::string Sha256Hex(std::span<const std::string_view> pieces) {
   std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
   SHA256_CTX ctx;
   SHA256_Init(&ctx);
-  SHA256_Update(&ctx, data.data(), data.size());
+  for (std::string_view piece : pieces) SHA256_Update(&ctx, piece.data(), piece.size());
   SHA256_Final(digest.data(), &ctx);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

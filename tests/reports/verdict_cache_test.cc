@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "reports/sha256.h"
 #include "support/support.h"
 
 namespace devflow {
@@ -412,6 +413,24 @@ TEST_CASE("inputs identity hashes each input's label and bytes, framed, in label
   const std::string edited = std::string(kDesignText) + " ";
   CHECK(InputsIdentity({{"prd:3", kPrdText}, {"design:4", edited}}) != kInputs);
   CHECK(InputsIdentity({{"prd:3", kPrdText}, {"design:5", kDesignText}}) != kInputs);
+}
+
+TEST_CASE("SHA-256 over pieces is the SHA-256 of their concatenation") {
+  // The digest InputsIdentity takes over its framing and the inputs' own bytes, uncopied
+  // (issue 11 item 2): empty pieces, one piece, pieces crossing the 64-byte block boundary.
+  const std::string big(1 << 20, 'x');
+  const std::vector<std::vector<std::string_view>> cases = {
+      {}, {""}, {"", "", ""}, {"abc"}, {"a", "", "bc"}, {big, "tail", big, ""}};
+  for (const std::vector<std::string_view>& pieces : cases) {
+    std::string joined;
+    for (std::string_view piece : pieces) joined += piece;
+    CHECK(Sha256Hex(pieces) == Sha256Hex(joined));
+  }
+  CHECK(Sha256Hex(std::vector<std::string_view>{"a", "bc"}) ==
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");  // SHA-256("abc")
+  // A large input's identity is the one over the framed bytes written out whole.
+  CHECK(InputsIdentity({{"prd:3", big}, {"design:4", ""}}) ==
+        Sha256Hex("design:4\n0\nprd:3\n" + std::to_string(big.size()) + "\n" + big));
 }
 
 TEST_CASE("a cached verdict that judged other contents of its inputs is a warned miss") {
