@@ -1,5 +1,6 @@
 #include "host/decision_ledger.h"
 
+#include <pthread.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -28,6 +29,36 @@ std::string Dump(const ojson& row) {
   return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// Random bits for decision ids, drawn from getrandom(2) 64 words at a time rather than one
+// system call per id (the server makes one per decision, issue 8): the same kernel randomness,
+// handed out once each. Per thread, so no lock; a forked child drops its parent's unused words
+// (pthread_atfork), so parent and child never hand out the same ones. False when getrandom
+// gives no entropy yet (early boot).
+struct RandomPool {
+  uint32_t words[64];
+  size_t next = 64;
+};
+thread_local RandomPool random_pool;
+
+bool RandomWord(uint32_t& out) {
+  static const bool registered = [] {
+    ::pthread_atfork(nullptr, nullptr, [] { random_pool.next = 64; });
+    return true;
+  }();
+  (void)registered;
+  RandomPool& pool = random_pool;
+  if (pool.next == 64) {
+    ssize_t got = -1;
+    do {
+      got = ::getrandom(pool.words, sizeof pool.words, GRND_NONBLOCK);
+    } while (got < 0 && errno == EINTR);
+    if (got != static_cast<ssize_t>(sizeof pool.words)) return false;
+    pool.next = 0;
+  }
+  out = pool.words[pool.next++];
+  return true;
+}
+
 }  // namespace
 
 std::string DecisionLedgerPath(const std::string& root) {
@@ -40,11 +71,7 @@ std::string NewDecisionId(const std::string& at) {
     if (c != '-' && c != ':') id += c;
   }
   uint32_t bits = 0;
-  ssize_t got = -1;
-  do {
-    got = ::getrandom(&bits, sizeof bits, GRND_NONBLOCK);
-  } while (got < 0 && errno == EINTR);
-  if (got != static_cast<ssize_t>(sizeof bits)) {
+  if (!RandomWord(bits)) {
     // No entropy yet (early boot): pid, a counter and the clock still separate two writers.
     static std::atomic<uint32_t> counter{0};
     bits = static_cast<uint32_t>(::getpid()) * 2654435761u ^ (counter++ << 20) ^

@@ -27,10 +27,10 @@ struct DecisionIdentity {
 };
 
 /// A new decision id: the time `at` (ISO-8601 ms, "2026-09-16T08:00:00.000Z") in basic form, a
-/// dash and 8 random lowercase hex digits (getrandom(2)), e.g. "20260916T080000.000Z-3fa9c1d2"
-/// — sortable by time, unique without a counter file (docs/operations.md "Decision ids"). One
-/// attempt has one id: its commit-intent rows and its outcome row carry the same one, and the
-/// server answers it as `decisionId`.
+/// dash and 8 random lowercase hex digits (getrandom(2), drawn 256 bytes at a time), e.g.
+/// "20260916T080000.000Z-3fa9c1d2" — sortable by time, unique without a counter file
+/// (docs/operations.md "Decision ids"). One attempt has one id: its commit-intent rows and its
+/// outcome row carry the same one, and the server answers it as `decisionId`.
 std::string NewDecisionId(const std::string& at);
 
 /// What became of an attempt, as the ledger names it: "allowed" (committed or admitted),

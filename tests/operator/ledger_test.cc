@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "host/decision_ledger.h"
 #include "operator/operator_fixture.h"
 #include "reports/ledger_command.h"
@@ -230,6 +233,35 @@ TEST_CASE("a commit-intent row carries its attempt's decision id and the outcome
       R"({"decision":"D","at":"2026-09-16T08:00:00.000Z","card":"0001-a","edge":"designing->ready","revision":4,"by":{"kind":"human"},"code":"commit-intent","ok":true,"message":"committing card 0001-a designing->ready as revision 5","checks":[],"report":null,"faultReport":null,"parked":false,"outcome":"intent","config":{"file":"","sha256":""},"programs":{},"commit":{"rev":5,"at":"2026-09-16T08:00:00.000Z"}})");
   // A row of a host before outcomes: inferred from its code.
   CHECK(InferredOutcome(true, false, "commit-intent", "") == "intent");
+}
+
+// Decision ids draw their random bits from a per-thread pool filled 256 bytes at a time (issue
+// 8: no getrandom per decision). A forked child must not hand out the words its parent has yet
+// to: the pool is dropped in the child (pthread_atfork). Fails with that handler removed: the
+// child's first id and the parent's next carry the same bits.
+TEST_CASE("decision ids: a forked child and its parent never draw the same pooled bits") {
+  for (int round = 0; round < 8; ++round) {
+    (void)NewDecisionId(kT0);  // the pool now holds unused words
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      const std::string id = NewDecisionId(kT0);
+      (void)!::write(fds[1], id.data(), id.size());
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    char buf[64] = {};
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    REQUIRE(n > 0);
+    const std::string child(buf, static_cast<size_t>(n));
+    const std::string parent = NewDecisionId(kT0);
+    CHECK(child != parent);
+  }
 }
 
 }  // namespace
