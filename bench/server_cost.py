@@ -12,6 +12,9 @@ and, with BENCH_CALLGRIND=1, instructions per request (the server run under call
 `callgrind_control --zero` before and `--dump` after the N requests; all the server's threads).
 Every answer is checked (the hit one is "[cached] ", the miss one allowed and not cached).
 Environment: BENCH_N (1000 hit, N/10 miss), BENCH_CALLGRIND (0).
+BENCH_CALLGRIND=1 is UNFINISHED: in its first run (2026-12-04, branch server8b, load ~8) it printed
+nothing in 9 minutes and was killed; whether the server under callgrind never logged "ready" or
+callgrind_control stalled was not found. The system-call mode is the one that has been run.
 """
 import json, os, re, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
