@@ -21,8 +21,6 @@ constexpr std::string_view kFence = "```";
 // every maximal ill-formed subsequence; ReplaceInvalidUtf8 (host/utf8.h) does the same, so a
 // stray byte does not fail a verdict that upstream would accept.
 
-bool IsJsBlank(std::string_view s) { return JsTrim(s).empty(); }
-
 // ASCII lowercase, for the case-insensitive parts of ClaimsVerdict and the claim scan.
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -50,17 +48,6 @@ nlohmann::json ParseWithoutDuplicateKeys(const std::string& text) {
 
 // ---- The claim scan (FindVerdictClaim) ----
 
-// Code points that hide between letters: Unicode's Default_Ignorable_Code_Point (zero-width
-// space and joiners, soft hyphen, bidi controls, word joiner, variation selectors, BOM, tags).
-bool IsDefaultIgnorable(char32_t cp) {
-  return cp == 0xAD || cp == 0x34F || cp == 0x61C || cp == 0x115F || cp == 0x1160 || cp == 0x17B4 ||
-         cp == 0x17B5 || (cp >= 0x180B && cp <= 0x180F) || (cp >= 0x200B && cp <= 0x200F) ||
-         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) || cp == 0x3164 ||
-         (cp >= 0xFE00 && cp <= 0xFE0F) || cp == 0xFEFF || cp == 0xFFA0 ||
-         (cp >= 0xFFF0 && cp <= 0xFFF8) || (cp >= 0x1BCA0 && cp <= 0x1BCA3) ||
-         (cp >= 0x1D173 && cp <= 0x1D17A) || (cp >= 0xE0000 && cp <= 0xE0FFF);
-}
-
 // One code point as the claim scan reads it (verdict.h, FindVerdictClaim): kSkip for what
 // hides between letters, ' ' for white space, '\n' for a line end, the ASCII twin of a
 // full-width form, kOther for any other non-ASCII code point (punctuation to the scan).
@@ -79,6 +66,7 @@ Unit UnitAt(std::string_view text, size_t i) {
     return {static_cast<char>(byte), 1};  // NUL is kSkip
   }
   const Utf8Step step = DecodeUtf8At(text, i);  // the repo's one UTF-8 decoder (host/utf8.h)
+  // Code points that hide between letters (host/utf8.h IsDefaultIgnorable) are skipped.
   if (!step.valid || IsDefaultIgnorable(step.cp)) return {kSkip, step.length};
   if (step.cp == 0x2028 || step.cp == 0x2029) return {'\n', step.length};
   if (IsJsWhiteSpace(step.cp)) return {' ', step.length};
@@ -402,7 +390,8 @@ std::optional<Verdict> Decode(std::string_view content, std::string* why,
     return no("says \"summary\": " + Quoted(*summary) + "; expected a non-blank string");
   }
   const auto& summary_text = summary->get_ref<const std::string&>();
-  if (IsJsBlank(summary_text)) {
+  // Blank: nothing but white space, zero-width, format or control characters (host/utf8.h).
+  if (IsBlankText(summary_text)) {
     return no("says \"summary\": " + Quoted(*summary) + "; expected a non-blank string");
   }
 

@@ -15,7 +15,7 @@ namespace devflow {
 /// A decoded verdict block.
 struct Verdict {
   bool allow = false;                 // "allow" → true, "veto" → false
-  std::string summary;                // non-blank after trim; kept untrimmed
+  std::string summary;                // not IsBlankText (host/utf8.h); kept untrimmed
   std::vector<std::string> findings;  // absent in the block → empty
   std::optional<std::string> nonce;   // the block's "nonce" string, if any (issue 4)
 };
@@ -77,7 +77,8 @@ std::optional<VerdictClaim> FindVerdictClaim(std::string_view text, ClaimForms f
 /// Decodes one block's content: JSON object (surrounding whitespace allowed), no key twice
 /// anywhere in it (issue 7 item 2), `verdict` exactly "allow" or "veto", no other top-level key
 /// whose ASCII-lowercased form contains `verdict` (`"Verdict"`, `"final_verdict"`: ambiguous),
-/// `summary` a string non-blank after JS trim, `findings` absent or an array of strings. Extra
+/// `summary` a string that is not blank (host/utf8.h IsBlankText: not only white space,
+/// zero-width, format or control characters), `findings` absent or an array of strings. Extra
 /// properties are ignored. Anything else → nullopt.
 std::optional<Verdict> DecodeVerdictBlock(std::string_view content);
 

@@ -121,6 +121,47 @@ bool IsJsWhiteSpace(char32_t cp) {
   }
 }
 
+bool IsUnicodeWhiteSpace(char32_t cp) {
+  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+         cp == 0x205F || cp == 0x3000;
+}
+
+bool IsDefaultIgnorable(char32_t cp) {
+  return cp == 0xAD || cp == 0x34F || cp == 0x61C || cp == 0x115F || cp == 0x1160 || cp == 0x17B4 ||
+         cp == 0x17B5 || (cp >= 0x180B && cp <= 0x180F) || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) || cp == 0x3164 ||
+         (cp >= 0xFE00 && cp <= 0xFE0F) || cp == 0xFEFF || cp == 0xFFA0 ||
+         (cp >= 0xFFF0 && cp <= 0xFFF8) || (cp >= 0x1BCA0 && cp <= 0x1BCA3) ||
+         (cp >= 0x1D173 && cp <= 0x1D17A) || (cp >= 0xE0000 && cp <= 0xE0FFF);
+}
+
+namespace {
+
+// General category Cf beyond Default_Ignorable_Code_Point (UnicodeData.txt, Unicode 15.1), and
+// Cc: what carries no visible text either.
+bool IsFormatOrControl(char32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x600 && cp <= 0x605) || cp == 0x6DD ||
+         cp == 0x70F || cp == 0x890 || cp == 0x891 || cp == 0x8E2 ||
+         (cp >= 0xFFF9 && cp <= 0xFFFB) || cp == 0x110BD || cp == 0x110CD ||
+         (cp >= 0x13430 && cp <= 0x1343F);
+}
+
+}  // namespace
+
+bool IsBlankText(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const Utf8Step step = DecodeUtf8At(s, i);
+    if (!step.valid) return false;
+    if (!IsUnicodeWhiteSpace(step.cp) && !IsDefaultIgnorable(step.cp) &&
+        !IsFormatOrControl(step.cp)) {
+      return false;
+    }
+    i += step.length;
+  }
+  return true;
+}
+
 std::string_view JsTrim(std::string_view s) {
   size_t begin = 0;
   size_t end = 0;  // one past the last non-space code point

@@ -42,6 +42,26 @@ void AppendUtf8(std::string& out, char32_t cp);
 /// U+202F, U+205F, U+3000, U+FEFF.
 bool IsJsWhiteSpace(char32_t cp);
 
+/// Unicode's White_Space property (PropList.txt): TAB, LF, VT, FF, CR, SPACE, U+0085 (NEL),
+/// U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000. The JS set without
+/// U+FEFF (which IsDefaultIgnorable covers) and with U+0085.
+bool IsUnicodeWhiteSpace(char32_t cp);
+
+/// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): code points a renderer
+/// shows as nothing — zero-width space and (non-)joiners U+200B–U+200D, soft hyphen, bidi
+/// controls, word joiner and invisible operators U+2060–U+206F, variation selectors, the BOM
+/// U+FEFF, Hangul fillers, tags (U+E0000–U+E0FFF).
+bool IsDefaultIgnorable(char32_t cp);
+
+/// True when `s` says nothing a reader could see: every code point is white space
+/// (IsUnicodeWhiteSpace), default-ignorable (IsDefaultIgnorable), a format character
+/// (general category Cf: also U+0600–U+0605, U+06DD, U+070F, U+0890–U+0891, U+08E2, U+110BD,
+/// U+110CD, U+13430–U+1343F, U+FFF9–U+FFFB) or a control character (Cc: C0, DEL, C1). Decoded
+/// with DecodeUtf8At; an ill-formed byte is not blank (a reader sees U+FFFD). "" is blank. The
+/// one test of a blank checker summary (checker/verdict.h; docs/checker-protocol.md): stricter
+/// than upstream's String#trim, which keeps `"\u200b"` as a summary (fail closed).
+bool IsBlankText(std::string_view s);
+
 /// String#trim on UTF-8 bytes: `s` without leading and trailing JS white space. An
 /// ill-formed byte is not white space (upstream sees U+FFFD there).
 std::string_view JsTrim(std::string_view s);

@@ -294,6 +294,15 @@ TEST_CASE("prompt.spec 13: fails closed when the only block carries a blank summ
       "the last verdict block says \"summary\": \"  \"; expected a non-blank string");
 }
 
+TEST_CASE(
+    "a summary of only zero-width and Unicode space characters fails closed like a blank one") {
+  // U+200B U+2060 U+FEFF U+0085: String#trim keeps the first two and NEL (issue 7, fresh trial).
+  ExpectOnlyBlockFailsClosed(
+      "0313-zero-width", "{\"verdict\": \"allow\", \"summary\": \"\\u200b\\u2060\\ufeff\\u0085\"}",
+      "the last verdict block says \"summary\": \"\xE2\x80\x8B\xE2\x81\xA0\xEF\xBB\xBF\xC2\x85\"; "
+      "expected a non-blank string");
+}
+
 TEST_CASE("prompt.spec 14: fails closed when the only block carries non-array findings") {
   ExpectOnlyBlockFailsClosed(
       "0314-findings-string",

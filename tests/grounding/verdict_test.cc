@@ -66,6 +66,34 @@ TEST_CASE("a blank summary is not a verdict") {
   CHECK_FALSE(ParseLastVerdict(Block(R"({"verdict": "allow"})")));
 }
 
+TEST_CASE(
+    "a summary of only zero-width, format, control or Unicode space characters is not a verdict") {
+  // The fresh trial: "\u200b" was admitted as a summary (String#trim keeps it). Each of these
+  // shows nothing: Default_Ignorable_Code_Point, general category Cf or Cc, White_Space.
+  for (const std::string summary : {
+           R"(\u200b)",                    // ZERO WIDTH SPACE
+           R"(\u200c\u200d)",              // ZWNJ, ZWJ
+           R"(\u2060)",                    // WORD JOINER
+           R"(\ufeff\u200b\ufeff)",        // BOM around ZWSP
+           R"(\u00ad\u034f\u180e)",        // soft hyphen, CGJ, Mongolian vowel separator
+           R"(\u2061\u2064\u206f)",        // invisible operators, nominal digit shapes
+           R"(\ufe0f\u3164\uffa0)",        // variation selector, Hangul fillers
+           R"(\udb40\udc20\udb40\udc7f)",  // tags U+E0020, U+E007F
+           R"(\u0085\u2028 \u200b)",       // NEL (White_Space, not JS), line separator
+           R"(\u202e\u2066\u200f)",        // bidi controls
+           R"(\u0600\ufff9)",              // Cf: Arabic number sign, interlinear annotation
+           R"(\u001b\u0007\u0000\u009b)",  // Cc: ESC, BEL, NUL, CSI
+           "\xE2\x80\x8B\xE2\x81\xA0",     // ZWSP, WJ as raw UTF-8
+       }) {
+    INFO("summary: " << summary);
+    CHECK_FALSE(ParseLastVerdict(Block(R"({"verdict": "allow", "summary": ")" + summary + "\"}")));
+  }
+  // Visible text around them still decides; an ill-formed byte is seen (U+FFFD).
+  CHECK(ParseLastVerdict(Block(R"({"verdict": "allow", "summary": "\u200bok\u200b"})")));
+  CHECK(ParseLastVerdict(Block(R"({"verdict": "allow", "summary": "\u200b\u00e9"})")));
+  CHECK(ParseLastVerdict(Block("{\"verdict\": \"allow\", \"summary\": \"\xFF\"}")));
+}
+
 TEST_CASE("the summary is kept untrimmed") {
   const auto verdict = ParseLastVerdict(Block(R"({"verdict": "veto", "summary": "  padded  "})"));
   REQUIRE(verdict);
