@@ -322,8 +322,11 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     }
   }
   context.reports.push_back(report);
-  return Decision::Veto("agent check vetoed " + edge_name + ": " + verdict.summary +
-                        "; full report: " + path);
+  // Under --dry-run the report is not written: the message must not name it as a file (the
+  // CLI prints its text instead, move --json carries it as reportText).
+  return Decision::Veto(
+      "agent check vetoed " + edge_name + ": " + verdict.summary +
+      (report.written ? "; full report: " : "; the full report would be written to ") + path);
 }
 
 std::string AgentGate::Explain(const Attempt& attempt) {

@@ -48,7 +48,8 @@ TEST_CASE("dry run of a vetoed move prints the report text and writes nothing (e
   const std::string report = ws / ".gate-reports/0001-export-the-audit-log-designing-ready-r4.md";
   CHECK(r.out.rfind(
             "devflow: transition of card 0001-export-the-audit-log to \"ready\" was rejected: "
-            "agent check vetoed designing->ready: design cites REQ-9; full report: " +
+            "agent check vetoed designing->ready: design cites REQ-9; the full report would be "
+            "written to " +
                 report + "\n" + "dry run: the veto report that would be written to " + report +
                 ":\n# Agent check veto: card 0001-export-the-audit-log, edge designing->ready\n",
             0) == 0);
@@ -59,6 +60,19 @@ TEST_CASE("dry run of a vetoed move prints the report text and writes nothing (e
   const std::string tail = "- date 2027-01-01 is not in the PRD\ndry run: nothing was written\n";
   REQUIRE(r.out.size() > tail.size());
   CHECK(r.out.substr(r.out.size() - tail.size()) == tail);
+  CHECK(r.out.find("full report: ") == std::string::npos);  // names no file it did not write
+  CHECK(!std::filesystem::exists(report));
+  CHECK(test::Snapshot(ws.path()) == before);
+
+  // --json: the same message; the text the report would have is in reportText.
+  auto j = ws.Gate({"move", ws.card(), "ready", "--dry-run", "--json"});
+  CHECK(j.exit_code == 1);
+  auto parsed = nlohmann::json::parse(j.out);
+  CHECK(parsed["message"].get<std::string>().find("; the full report would be written to " +
+                                                  report) != std::string::npos);
+  CHECK(parsed["message"].get<std::string>().find("full report: ") == std::string::npos);
+  CHECK(parsed["reportText"].get<std::string>().find("## Summary\n\ndesign cites REQ-9\n") !=
+        std::string::npos);
   CHECK(test::Snapshot(ws.path()) == before);
 }
 

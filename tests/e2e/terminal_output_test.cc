@@ -53,7 +53,7 @@ TEST_CASE("move --dry-run shows a checker's escape sequences escaped, in text an
   CHECK(r.exit_code == 1);
   NoRawControls(r.out);
   CHECK(r.out.find(std::string("agent check vetoed designing->ready: ") + kShown +
-                   "; full report: ") != std::string::npos);
+                   "; the full report would be written to ") != std::string::npos);
   // The would-be report, through TerminalText: its lines kept, its controls shown.
   CHECK(r.out.find(std::string("## Summary\n\n") + kShown + "\n\n## Findings\n\n- " + kShown +
                    "\n") != std::string::npos);

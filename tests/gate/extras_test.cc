@@ -81,7 +81,9 @@ TEST_CASE(
   CHECK(outcome.code == "vetoed");
   CHECK(outcome.message ==
         Rejected(
-            id, "agent check vetoed designing->ready: the design is hollow; full report: " + path));
+            id, "agent check vetoed designing->ready: the design is hollow; the full report "
+                "would be written to " +
+                    path));
   CHECK(!outcome.failed_closed);
   REQUIRE(outcome.reports.size() == 1);
   CHECK(outcome.reports[0].path == path);
