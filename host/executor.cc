@@ -102,7 +102,9 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
   // already dead; nothing is committed, not even a park (issue 7 item 10).
   if (int sig = InterruptSignal()) {
     out.code = "interrupted";
-    out.message = "devflow: move of card " + request.id + " to " + Quoted(request.to) +
+    // No "devflow:" prefix: this is the host's message, not upstream's, and the CLI prefixes
+    // its stderr lines with "devflow-gate: " (one prefix).
+    out.message = "move of card " + request.id + " along " + attempt->edge().Name() +
                   " was interrupted by " + InterruptName(sig) + "; nothing was committed";
     out.card = std::move(card);
     return out;

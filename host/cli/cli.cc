@@ -352,10 +352,14 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   if (const int sig = InterruptSignal()) {
     // Said on stderr whatever the output format; a move committed before the signal stays
     // committed (and its row says so).
+    // One prefix: the interrupted message is the host's own (host/executor.cc); a move that
+    // ended before the signal is named, its message (on stdout or in --json) not repeated.
     std::cerr << "devflow-gate: "
-              << (out.code == "interrupted" ? out.message
-                                            : std::string("interrupted by ") + InterruptName(sig) +
-                                                  " after: " + out.message)
+              << (out.code == "interrupted"
+                      ? TerminalLine(out.message)
+                      : std::string("interrupted by ") + InterruptName(sig) +
+                            " after the move of card " + TerminalLine(req.id) + " had ended (" +
+                            TerminalLine(out.code) + "); that outcome stands")
               << "\n";
     if (out.code == "interrupted" && !a.json) return 128 + sig;
     exit = 128 + sig;

@@ -84,8 +84,11 @@ void InterruptWith(int sig, int expected_exit, const std::string& name) {
   INFO("stdout: " << test::Slurp(logs / "out").value_or("") << "\nstderr: " << err);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == expected_exit);
-  CHECK(err == "devflow-gate: devflow: move of card " + ws.card() +
-                   " to \"ready\" was interrupted by " + name + "; nothing was committed\n");
+  // One prefix; the card, the edge, the signal, and that nothing was committed.
+  CHECK(err == "devflow-gate: move of card " + ws.card() +
+                   " along designing->ready was "
+                   "interrupted by " +
+                   name + "; nothing was committed\n");
 
   // Nothing of the checker's tree is left holding the FIFO.
   auto old = ::signal(SIGPIPE, SIG_IGN);
@@ -99,6 +102,9 @@ void InterruptWith(int sig, int expected_exit, const std::string& name) {
   REQUIRE(rows.size() == rows_before.size() + 1);
   auto row = nlohmann::json::parse(rows.back());
   CHECK(row["code"] == "interrupted");
+  CHECK(row["message"] == "move of card " + ws.card() +
+                              " along designing->ready was interrupted by " + name +
+                              "; nothing was committed");
   CHECK(row["ok"] == false);
   CHECK(row["parked"] == false);
   CHECK(ws.ShowJson()["stage"] == "designing");
