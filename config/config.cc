@@ -1279,6 +1279,17 @@ std::vector<std::string> TrustWarnings(const GateConfig& config, const std::stri
             "install it outside the workspace and name it by absolute path");
     }
   }
+  // `sandbox: off` is allowed (the explicit opt-out of SPEC §8), never silent (the fresh trial).
+  for (const ProviderConfig& provider : config.providers) {
+    if (!provider.sandbox_off) continue;
+    out.push_back("providers." + provider.name +
+                  " sets `sandbox: off`: its checker runs unconfined, as the host's user, so it "
+                  "can read the host's secrets (its files, keys and tokens, the environment of "
+                  "every process of that user) and write anywhere the host can (journals, "
+                  "reports, the verdict cache, this config); remove `sandbox: off` once "
+                  "bubblewrap or Landlock + seccomp is usable (apt-get install bubblewrap; "
+                  "docs/security.md)");
+  }
   return out;
 }
 

@@ -193,3 +193,35 @@ TEST_CASE("trust: a program is pinned when the config loads, whatever PATH or cw
 }
 
 }  // namespace devflow
+
+namespace devflow {
+
+TEST_CASE("trust: a provider with sandbox: off is warned about, in text and --json, exit 0") {
+  // The fresh trial: `sandbox: off` drew no word from config check, though its checker runs
+  // unconfined. A warning, not an error: it is the operator's explicit opt-out (SPEC §8).
+  test::TempDir outside;
+  test::TempDir ws;
+  test::Spit(outside / "check.sh", "#!/bin/sh\nexit 0\n");
+  test::MakeExecutable(outside / "check.sh");
+  std::string yaml = Config(outside / "check.sh");
+  const std::string off = yaml.replace(yaml.find("]\n") + 2, 0, "    sandbox: off\n");
+  test::Spit(outside / "off.yaml", off);
+  test::Spit(outside / "on.yaml", Config(outside / "check.sh"));
+  const std::string warning =
+      "providers.checker sets `sandbox: off`: its checker runs unconfined, as the host's user, so "
+      "it can read the host's secrets";
+
+  auto j = Check({"--config", outside / "off.yaml"}, ws.path());
+  CHECK(j["ok"] == true);
+  CHECK(j["sandbox"]["checker"] == "off");
+  CHECK(HasWarning(j, warning));
+  CHECK(HasWarning(j, "write anywhere the host can"));
+  auto text = test::RunGate({"--config", outside / "off.yaml", "config", "check"}, ws.path());
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("\nwarning: " + warning) != std::string::npos);
+
+  // The control: the same provider confined draws no such warning.
+  CHECK_FALSE(HasWarning(Check({"--config", outside / "on.yaml"}, ws.path()), "sandbox: off"));
+}
+
+}  // namespace devflow
