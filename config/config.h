@@ -149,9 +149,16 @@ void ResolveProviderPrograms(GateConfig& config, const std::string& workspace,
 std::vector<std::pair<std::string, std::string>> ProviderPrograms(const GateConfig& config,
                                                                   const std::string& self);
 
-/// Trust-boundary findings for `config check` (issue 7 item 8), one line each: the config file,
-/// or a provider's program, lies inside `workspace` (which the judged agent can write), or is
-/// writable by group or others (or its directory is). Each line names the path and the fix.
+/// Trust-boundary findings for `config check` (issue 7 item 8), one line each, naming the path
+/// and the fix (texts: docs/security.md). Checked: the config file, each provider's program
+/// (`self` for a builtin) and each later command argument that names an existing regular file
+/// (an interpreter's script, resolved against `workspace`: reports/verdict_cache.h
+/// CommandFiles). Each is in the workspace (which the judged agent can write) when, as
+/// written, it lies there, or a symlink met resolving it lies there (`goes through the symlink
+/// <link> inside the workspace`: the agent can retarget the link even when both ends lie
+/// outside), or what it resolves to lies there; and it is flagged when it, or its directory, is
+/// writable by group or others. Also each provider that sets `sandbox: off` (its checker runs
+/// unconfined). Warnings only: `config check` still exits 0.
 std::vector<std::string> TrustWarnings(const GateConfig& config, const std::string& workspace,
                                        const std::string& self);
 
