@@ -237,7 +237,13 @@ struct LedgerPart {
 // Commit-intent rows are announcements, not decisions: counted apart. An intent whose
 // decision has no outcome row means the host stopped (or could not write) between the two;
 // the card's journal says whether that commit happened (docs/decisions.md).
-LedgerPart CheckLedger(const OperatorContext& ctx, Findings& f) {
+//
+// A fault row (outcome "fault": the check failed closed and the park did not commit, or the
+// attempt ended in an internal error) means a card whose checker could not decide was left
+// unparked. While that card is still active, not blocked and at the row's revision (nothing has
+// moved it since), that is a problem: nobody else will notice. Once the card moved on, or is
+// blocked, it is history: a warning, so the count of faults is always explained.
+LedgerPart CheckLedger(const OperatorContext& ctx, const CardsPart& cards, Findings& f) {
   LedgerPart part;
   part.scan = ScanDecisionLedger(ctx);
   for (const char* o : kOutcomes) part.by_outcome[o] = 0;
@@ -260,6 +266,38 @@ LedgerPart CheckLedger(const OperatorContext& ctx, Findings& f) {
                          "could not write between them; whether it committed is in the card's "
                          "journal (`devflow-gate card show " +
                          row.card + "`)");
+  }
+  for (const DecisionView& row : part.scan.rows) {
+    if (row.outcome != "fault") continue;
+    const std::string where =
+        "decision " + row.id + " (" + row.card + " " + row.edge +
+        (row.revision ? " at revision " + std::to_string(*row.revision) : "") + ", " +
+        part.scan.path + ":" + std::to_string(row.line) + ")";
+    const Card* card = nullptr;
+    for (const Card& c : cards.active) {
+      if (c.id == row.card) card = &c;
+    }
+    if (card && !card->abandoned && card->stage != Location::kBlocked && row.revision &&
+        card->stage_revision == *row.revision) {
+      f.problems.push_back(
+          where + " failed closed and the card was NOT parked (" + row.message + "): card " +
+          row.card + " is still " + std::string(LocationName(card->stage)) +
+          " at that revision, unparked though its check could not run; fix the cause, then "
+          "retry the move (`devflow-gate move " +
+          row.card + " " +
+          row.edge.substr(row.edge.find("->") == std::string::npos ? 0 : row.edge.find("->") + 2) +
+          "`), which parks it blocked if the check still cannot run");
+    } else {
+      f.warnings.push_back(
+          where + " failed closed without parking the card; " +
+          (card ? "the card has " +
+                      std::string(card->stage == Location::kBlocked ? "been parked blocked"
+                                                                    : "changed") +
+                      " since (now " + std::string(LocationName(card->stage)) + " at revision " +
+                      std::to_string(card->stage_revision) + ")"
+                : "the card is no longer active") +
+          ", so nothing is left to do (`devflow-gate ledger show " + row.id + "` says why)");
+    }
   }
   for (const auto& p : part.scan.problems) f.problems.push_back("decision ledger: " + p);
   return part;
@@ -312,7 +350,7 @@ int Audit(const OperatorContext& ctx, bool json, std::ostream& out, std::ostream
   dirs.insert(dirs.end(), faults.dirs.begin(), faults.dirs.end());
   dirs.insert(dirs.end(), cache.dirs.begin(), cache.dirs.end());
   ojson temps = CheckTemps(ctx, dirs, f);
-  LedgerPart ledger = CheckLedger(ctx, f);
+  LedgerPart ledger = CheckLedger(ctx, cards, f);
   CheckDanglingVetoes(ctx, cache, f);
 
   uint64_t veto_bytes = 0, fault_bytes = 0;

@@ -203,6 +203,44 @@ TEST_CASE("fault: a commit.lock held while a checker fault parks only warns, not
 }
 
 TEST_CASE(
+    "audit: a park the held commit.lock kept from committing is unhealthy until the card is "
+    "parked") {
+  // The fresh trial: the ledger got the park's intent row and a `vetoed` row with parked:false,
+  // audit counted "fault 1" and still said "healthy". Through the real store and a held lock.
+  Workspace ws("");
+  Prepare(ws, "checkers/fail.sh");
+  const std::string lock = ws.card_dir() + "/commit.lock";
+  test::Spit(lock, std::to_string(test::LivePid()) + "\n");
+  REQUIRE(ws.Gate({"move", kCard, "ready"}).exit_code == 3);
+  fs::remove(lock);  // the holder is done: only the unpersisted park is left
+  RequireUnmoved(ws);
+
+  auto audit = ws.Gate({"--root", ws.root(), "audit"});
+  INFO("audit: " << audit.out << audit.err);
+  CHECK(audit.exit_code == 1);
+  CHECK(audit.out.find("fault 1") != std::string::npos);
+  CHECK(audit.out.find(" failed closed and the card was NOT parked (") != std::string::npos);
+  CHECK(audit.out.find("card " + std::string(kCard) +
+                       " is still designing at that revision, "
+                       "unparked though its check could not run; fix the cause, then retry the "
+                       "move (`devflow-gate move " +
+                       std::string(kCard) + " ready`)") != std::string::npos);
+  CHECK(audit.out.find("\nunhealthy: 1 problem") != std::string::npos);
+  auto json = nlohmann::json::parse(ws.Gate({"--root", ws.root(), "audit", "--json"}).out);
+  CHECK(json["healthy"] == false);
+  CHECK(json["ledger"]["byOutcome"]["fault"] == 1);
+
+  // The retry parks it: the fault row is history, explained by a warning; healthy again.
+  REQUIRE(ws.Gate({"move", kCard, "ready"}).exit_code == 3);
+  auto after = ws.Gate({"--root", ws.root(), "audit"});
+  INFO("audit after: " << after.out << after.err);
+  CHECK(after.exit_code == 0);
+  CHECK(after.out.find("failed closed without parking the card; the card has been parked "
+                       "blocked since") != std::string::npos);
+  CHECK(after.out.find("\nhealthy: 0 problems") != std::string::npos);
+}
+
+TEST_CASE(
     "fault: a journal with a torn last line fails every read naming the line, writes nothing") {
   Workspace ws("");
   Prepare(ws, "checkers/allow.sh");
