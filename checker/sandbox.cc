@@ -3,6 +3,7 @@
 #include "checker/sandbox.h"
 
 #include "host/os.h"
+#include "host/symlinks.h"
 
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -485,16 +486,21 @@ bool WithinTree(const std::string& path, const std::string& tree) {
   return path.size() == tree.size() || tree == "/" || path[tree.size()] == '/';
 }
 
-// Whether SearchPath keeps the $PATH entry `dir`: absolute, and neither it nor what it resolves
-// to lies in a distrusted tree.
+// Whether SearchPath keeps the $PATH entry `dir`: absolute, and neither it, nor a symlink met
+// resolving it (SymlinksAlong: the agent can retarget a link in its workspace even when both
+// ends lie outside), nor what it resolves to lies in a distrusted tree.
 bool Searched(std::string_view dir) {
   if (dir.empty() || dir[0] != '/') return false;
   std::lock_guard<std::mutex> lock(distrusted_mutex);
   if (DistrustedTrees().empty()) return true;
   const std::string written(dir);
   const std::string real = CanonicalOr(written);
+  const std::vector<std::string> links = SymlinksAlong(written);
   for (const std::string& tree : DistrustedTrees()) {
     if (WithinTree(written, tree) || WithinTree(real, tree)) return false;
+    for (const std::string& link : links) {
+      if (WithinTree(link, tree)) return false;
+    }
   }
   return true;
 }

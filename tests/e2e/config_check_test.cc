@@ -136,6 +136,26 @@ TEST_CASE(
   CHECK(clean.out.find("warning: PATH") == std::string::npos);
 }
 
+// The fresh trial: a PATH entry outside the workspace that reaches it through a symlink in it
+// (outside/bin -> <ws>/hop -> /usr/bin) was searched: the agent can retarget <ws>/hop. The same
+// walk as a program's (host/symlinks.h SymlinksAlong, 2ce65b6) drops it.
+TEST_CASE("a PATH entry outside the workspace that goes through a symlink in it is not searched") {
+  Workspace ws("providers:\n  ok: {command: [/bin/true]}\nplugins: []\n");
+  test::TempDir outside;
+  std::filesystem::create_directory_symlink("/usr/bin", ws / "hop");
+  std::filesystem::create_directory_symlink(ws / "hop", outside / "bin");
+  const std::string entry = outside / "bin";
+  auto r = ws.Gate({"config", "check"}, {{"PATH", entry + ":/usr/bin:/bin"}});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("warning: PATH holds the entry \"" + entry + "\"") != std::string::npos);
+  // The control: a link outside the workspace to the same directory is searched, no warning.
+  std::filesystem::remove(outside / "bin");
+  std::filesystem::create_directory_symlink("/usr/bin", outside / "bin");
+  auto clean = ws.Gate({"config", "check"}, {{"PATH", entry + ":/usr/bin:/bin"}});
+  CHECK(clean.out.find("warning: PATH") == std::string::npos);
+}
+
 TEST_CASE("move --explain names a provider that is not defined") {
   GateYaml yaml;
   yaml.command = {Fixture("checkers/allow.sh")};
