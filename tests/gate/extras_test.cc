@@ -80,10 +80,10 @@ TEST_CASE(
   const std::string path = rig.ReportDir() + "/0603-dry-veto-designing-ready-r4.md";
   CHECK(outcome.code == "vetoed");
   CHECK(outcome.message ==
-        Rejected(
-            id, "agent check vetoed designing->ready: the design is hollow; the full report "
-                "would be written to " +
-                    path));
+        Rejected(id,
+                 "agent check vetoed designing->ready: the design is hollow; the full report "
+                 "would be written to " +
+                     path));
   CHECK(!outcome.failed_closed);
   REQUIRE(outcome.reports.size() == 1);
   CHECK(outcome.reports[0].path == path);
