@@ -421,27 +421,6 @@ std::optional<Verdict> Decode(std::string_view content, std::string* why,
   return out;
 }
 
-// Whether what follows the deciding block says nothing: only white space (JS's, line ends
-// included) and default-ignorable code points. An ill-formed byte, a NUL or any other control
-// byte is text (binary junk after an allow is not an ending).
-bool IsBlankTail(std::string_view tail) {
-  for (size_t i = 0; i < tail.size();) {
-    const auto byte = static_cast<unsigned char>(tail[i]);
-    if (byte < 0x80) {
-      if (byte != ' ' && byte != '\n' && byte != '\t' && byte != '\r' && byte != '\v' &&
-          byte != '\f') {
-        return false;
-      }
-      ++i;
-      continue;
-    }
-    const Utf8Step step = DecodeUtf8At(tail, i);
-    if (!step.valid || !(IsJsWhiteSpace(step.cp) || IsDefaultIgnorable(step.cp))) return false;
-    i += step.length;
-  }
-  return true;
-}
-
 // ParseLastVerdict's rule; `why` as VerdictFaultReason words it.
 std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std::string>& nonce,
                                  std::string* why) {
@@ -494,7 +473,7 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
     const size_t tail_at =
         static_cast<size_t>(it->content.data() - reply.data()) + it->content.size() + kFence.size();
     const std::string_view tail = reply.substr(std::min(tail_at, reply.size()));
-    if (!IsBlankTail(tail)) {
+    if (!IsBlankText(tail)) {  // only white space and invisible characters may follow
       if (why) {
         if (const auto claim = FindVerdictClaim(tail, ClaimForms::kKeysAndStatements)) {
           const std::string said(tail.substr(claim->at, claim->end - claim->at));
