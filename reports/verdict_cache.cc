@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <compare>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -179,11 +181,34 @@ Result<std::string> CurrentCheckerIdentity(const ProviderConfig* provider, bool 
     if (!identity.ok()) return identity.status();
     files.emplace_back(std::move(file.path), std::move(*identity));
   }
-  return CheckerIdentity(provider, verdict_nonce, files);
+  return CheckerIdentity(provider, verdict_nonce, files, provider ? EnvIdentity(*provider) : "");
+}
+
+std::string EnvIdentity(const ProviderConfig& provider) {
+  if (provider.env.empty()) return "";
+  // Each listed name as the gate's environment has it now, framed `<name>\n<byte length>\n<value>`
+  // when set and `<name>\n-\n` when unset (a length is digits, so the two never collide).
+  std::vector<std::string> frames;
+  std::vector<std::string_view> pieces;
+  frames.reserve(provider.env.size());
+  pieces.reserve(provider.env.size() * 2);
+  for (const std::string& name : provider.env) {
+    const char* value = std::getenv(name.c_str());
+    if (!value) {
+      frames.push_back(name + "\n-\n");
+      pieces.push_back(frames.back());
+      continue;
+    }
+    frames.push_back(name + '\n' + std::to_string(std::strlen(value)) + '\n');
+    pieces.push_back(frames.back());
+    pieces.push_back(value);
+  }
+  return Sha256Hex(pieces);
 }
 
 std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
-                            const std::vector<std::pair<std::string, std::string>>& files) {
+                            const std::vector<std::pair<std::string, std::string>>& files,
+                            const std::string& env_sha256) {
   ordered_json j = ordered_json::object();
   if (provider) {
     ordered_json p = ordered_json::object();
@@ -198,6 +223,7 @@ std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
       for (const auto& [path, identity] : files) list.push_back({path, identity});
       p["files"] = std::move(list);
     }
+    if (!env_sha256.empty()) p["envSha256"] = env_sha256;
     j["provider"] = std::move(p);
   } else {
     j["provider"] = nullptr;

@@ -53,18 +53,28 @@ Result<std::string> FileIdentity(const std::string& path);
 /// The identity of the checker behind a verdict (issue 7 item 3): lowercase hex SHA-256 of the
 /// compact JSON
 ///   {"provider":{"builtin":<name>|null,"args":[…],"command":[…],"env":[…],"network":<bool>,
-///    "sandbox":"off"|"on"[,"files":[[<path>,<FileIdentity>],…]]},"verdictNonce":<bool>}
+///    "sandbox":"off"|"on"[,"files":[[<path>,<FileIdentity>],…]][,"envSha256":<EnvIdentity>]},
+///    "verdictNonce":<bool>}
 /// (`"provider":null` when `provider` is nullptr: the edge names a provider no config defines;
 /// `"files"` only when `files` is not empty: CommandFiles with their FileIdentity, see
-/// CurrentCheckerIdentity). The provider's name is not part of it: the same definition under
-/// another name is the same checker. Any change of argv, builtin or its args, env names,
-/// network or sandbox setting, of the edge's verdictNonce, or of a file's content, gives
-/// another identity.
+/// CurrentCheckerIdentity; `"envSha256"` only when `env_sha256` is not empty: EnvIdentity). The
+/// provider's name is not part of it: the same definition under another name is the same
+/// checker. Any change of argv, builtin or its args, env names or values, network or sandbox
+/// setting, of the edge's verdictNonce, or of a file's content, gives another identity.
 std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
-                            const std::vector<std::pair<std::string, std::string>>& files = {});
+                            const std::vector<std::pair<std::string, std::string>>& files = {},
+                            const std::string& env_sha256 = "");
+
+/// What the provider's `env:` variables hold now in the gate's environment (issue 7, ident7
+/// item 1: an LLM CLI picks model, endpoint and account from them): lowercase hex SHA-256 over
+/// each listed name in listed order, framed `<name>\n<byte length>\n<value>` when set and
+/// `<name>\n-\n` when unset; "" when the provider lists none. Only this digest enters the
+/// identity, and only the identity's digest is recorded: no value is ever written.
+std::string EnvIdentity(const ProviderConfig& provider);
 
 /// CheckerIdentity of `provider` with the content its command's files have now (CommandFiles
-/// against `workspace`, each FileIdentity): the identity a cached verdict must carry to be
+/// against `workspace`, each FileIdentity) and the values its `env:` names have now (EnvIdentity):
+/// the identity a cached verdict must carry to be
 /// hit. A builtin's and an undefined provider's identity has no files. Error: a file that
 /// cannot be identified (unreadable, gone, not regular, a program not found on PATH): there
 /// is no identity, so no cached verdict is hit and none is stored (fail closed).

@@ -388,5 +388,51 @@ TEST_CASE("trust: a 7 MiB veto summary reaches only the report, whole") {
   CHECK(r.err.size() < 2048);
 }
 
+TEST_CASE("trust: a cached allow is not reused once a provider env: variable's value changes") {
+  // ident7 item 1: the identity hashed the env: names only, so an allow given under
+  // MODEL=lenient was reused under MODEL=strict (an LLM CLI picks its model, endpoint and
+  // account from such variables). The checker here allows under lenient, vetoes otherwise.
+  Workspace ws("");
+  const std::string checker =
+      Script(ws, "judge.sh",
+             "if [ \"$MODEL\" = lenient ]; then v=allow; else v=veto; fi\n"
+             "printf '```json\\n{\"verdict\": \"%s\", \"summary\": \"%s\"}\\n```\\n' $v $v\n");
+  GateYaml yaml;
+  yaml.command = {"/bin/sh", checker};
+  yaml.env = {"MODEL"};
+  yaml.cache_dir = kCacheDir;
+  ws.WriteConfig(yaml.Text());
+  ws.CardInDesigning();
+  LambdaReset reset(ws);
+  auto first = ws.Gate({"move", kCard, "ready"}, {{"MODEL", "lenient"}});
+  INFO("first: " << first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string file = CacheFile(ws, ws / kCacheDir);
+  const std::string cached = test::Slurp(file).value();
+  CHECK(cached.find("lenient") == std::string::npos);  // only the digest is recorded
+
+  // The same value: a hit.
+  reset();
+  auto again = ws.Gate({"move", kCard, "ready"}, {{"MODEL", "lenient"}});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == CommittedOut("[cached] allow"));
+
+  // Another value: a silent miss, the fresh check vetoes.
+  reset();
+  auto strict = ws.Gate({"move", kCard, "ready"}, {{"MODEL", "strict"}});
+  INFO("strict: " << strict.out << strict.err);
+  CHECK(strict.exit_code == 1);
+  CHECK(strict.out == Vetoed("veto", ReportPath(ws)));
+  RequireUnmoved(ws);
+
+  // Unset is not the empty value, nor any value: another miss, vetoed again fresh (the veto
+  // record under MODEL=strict is not this identity's either).
+  reset();
+  auto unset = ws.Gate({"move", kCard, "ready"});
+  CHECK(unset.exit_code == 1);
+  CHECK(unset.out == Vetoed("veto", ReportPath(ws)));
+  CHECK(unset.out.find("[cached]") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace devflow::faults
