@@ -7,12 +7,15 @@
 
 #include <limits.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -158,59 +161,161 @@ struct HostPipe {
   int Release(int i) { return std::exchange(fds[i], -1); }
 };
 
-// Removes the scratch dir with everything the checker left in it, even read-only subdirs.
-class ScratchDir {
- public:
-  ~ScratchDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-    if (!ec) return;
-    for (auto it = std::filesystem::recursive_directory_iterator(path_, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      std::error_code ignored;
-      if (it->is_directory(ignored) && !it->is_symlink(ignored)) {
-        std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all,
-                                     std::filesystem::perm_options::add, ignored);
+// Removes `name` below the directory `parent` (an fd) with everything in it, without ever
+// following a symlink: a directory is opened relative to its parent's fd with O_NOFOLLOW |
+// O_DIRECTORY, made writable (a checker may leave read-only subdirs), and emptied entry by entry
+// with unlinkat, so an entry swapped for a symlink mid-walk is unlinked itself, never walked
+// into. libstdc++ 12's std::filesystem::remove_all walks alike below its argument but resolves
+// the argument by path (docs/security.md). Deeper than `depth_left` levels is left in place (a
+// bound on open fds and stack).
+void RemoveTreeAt(int parent, const char* name, int depth_left = 256) {
+  if (::unlinkat(parent, name, 0) == 0 || errno == ENOENT) return;  // a file or a symlink
+  int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == EACCES) {  // a directory the checker made unreadable (mode 0)
+    struct stat st {};
+    if (::fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+        ::fchmodat(parent, name, 0700, 0) == 0) {
+      fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+  }
+  if (fd < 0) return;
+  (void)::fchmod(fd, 0700);
+  DIR* dir = ::fdopendir(fd);
+  if (!dir) {
+    ::close(fd);
+    return;
+  }
+  if (depth_left > 0) {
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(dir)) {
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+        names.emplace_back(e->d_name);
       }
     }
-    std::filesystem::remove_all(path_, ec);
+    for (const std::string& entry : names)
+      RemoveTreeAt(::dirfd(dir), entry.c_str(), depth_left - 1);
   }
-  /// mkdtemp under `parent`; false (with errno) on failure. The name carries the host's pid,
-  /// so the scratch dirs of a host that was killed (SIGKILL skips every destructor) are
-  /// recognised and removed by the next dispatch.
-  bool Create(const std::string& parent) {
-    RemoveOrphans(parent);
-    std::string tmpl = parent + "/" + kPrefix + std::to_string(::getpid()) + "-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) return false;
-    path_ = tmpl;
-    return true;
+  ::closedir(dir);
+  (void)::unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+// The checker's scratch dir (its HOME and TMPDIR), below a per-user parent the gate owns:
+// `<TMPDIR or /tmp>/devflow-gate-<euid>/devflow-gate-checker-<host pid>-XXXXXX`. The parent is
+// created 0700 and used only when it is a real directory (never through a symlink) owned by
+// this user with mode 0700; everything below it is done relative to its fd. While the check
+// runs the host holds an exclusive flock(2) on the scratch dir; a scratch dir whose lock is free
+// belongs to a host that is gone (SIGKILL skips every destructor), whatever PID namespace it
+// ran in, and is removed by the next sweep (docs/security.md).
+class ScratchDir {
+ public:
+  ScratchDir() = default;
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    if (!name_.empty()) RemoveTreeAt(root_fd_, name_.c_str());
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    if (root_fd_ >= 0) ::close(root_fd_);
+  }
+  /// Makes the scratch dir below `<parent>/devflow-gate-<euid>`; `sweep`: first remove the
+  /// scratch dirs of hosts that are gone (never under --dry-run, which deletes nothing but its
+  /// own). "" on success, else the fault (naming the path and the fix).
+  std::string Create(const std::string& parent, bool sweep) {
+    root_ = parent + "/devflow-gate-" + std::to_string(::geteuid());
+    if (::mkdir(root_.c_str(), 0700) != 0 && errno != EEXIST) {
+      return "cannot create " + root_ + ": " + ErrorText(errno);
+    }
+    root_fd_ = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (root_fd_ < 0) {
+      const int err = errno;
+      return Refused(err == ELOOP || err == ENOTDIR ? "is a symlink or not a directory"
+                                                    : "cannot be opened: " + ErrorText(err));
+    }
+    struct stat st {};
+    if (::fstat(root_fd_, &st) != 0) return Refused("cannot be checked: " + ErrorText(errno));
+    if (st.st_uid != ::geteuid()) {
+      return Refused("is owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
+                     std::to_string(::geteuid()) + ")");
+    }
+    if ((st.st_mode & 07777) != 0700) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      return Refused(std::string("has mode ") + mode + ", not 0700");
+    }
+    if (sweep) RemoveOrphans();
+    // Shared on the parent from mkdir to the scratch dir's own lock: a sweep (exclusive) never
+    // sees a new scratch dir before it is locked.
+    while (::flock(root_fd_, LOCK_SH) != 0 && errno == EINTR) {
+    }
+    std::string made = MakeLocked();
+    ::flock(root_fd_, LOCK_UN);
+    return made;
   }
   const std::string& path() const { return path_; }
 
  private:
   static constexpr const char* kPrefix = "devflow-gate-checker-";
-  static void RemoveOrphans(const std::string& parent) {
-    std::error_code ec;
-    const std::string prefix = kPrefix;
-    for (auto it = std::filesystem::directory_iterator(parent, ec);
-         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      if (name.rfind(prefix, 0) != 0) continue;
-      const std::string rest = name.substr(prefix.size());
-      const size_t dash = rest.find('-');
-      if (dash == std::string::npos || dash == 0) continue;
-      pid_t owner = 0;
-      auto [end, err] = std::from_chars(rest.data(), rest.data() + dash, owner);
-      if (err != std::errc() || end != rest.data() + dash || owner <= 0) continue;
-      if (::kill(owner, 0) == 0 || errno != ESRCH) continue;  // its host still runs
-      // Nothing of that host's checker runs any more: its reaper killed the tree when the
-      // host's end of the control pipe closed (issue 7 item 7).
-      std::error_code ignored;
-      std::filesystem::remove_all(it->path(), ignored);
-    }
+
+  std::string Refused(const std::string& why) const {
+    return "the scratch parent " + root_ + " " + why + "; remove it (rm -r " + root_ +
+           ") so the gate makes it again, or set TMPDIR to a directory only this user can write";
   }
-  std::string path_;
+
+  std::string MakeLocked() {
+    static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (int tries = 0; tries < 100; ++tries) {
+      unsigned char bytes[6];
+      if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+        return "getrandom: " + ErrorText(errno);
+      }
+      std::string name = kPrefix + std::to_string(::getpid()) + "-";
+      for (unsigned char b : bytes) name += kChars[b % (sizeof kChars - 1)];
+      if (::mkdirat(root_fd_, name.c_str(), 0700) != 0) {
+        if (errno == EEXIST) continue;
+        return "cannot create a scratch dir in " + root_ + ": " + ErrorText(errno);
+      }
+      name_ = name;
+      path_ = root_ + "/" + name;
+      lock_fd_ = ::openat(root_fd_, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+        return "cannot lock the scratch dir " + path_ + ": " + ErrorText(errno);
+      }
+      return "";
+    }
+    return "cannot create a scratch dir in " + root_ + ": " + ErrorText(EEXIST);
+  }
+
+  // Removes the scratch dirs below the parent whose host is gone: no lock held on them. Only
+  // here, below the parent this user owns; never a name anyone else could plant.
+  void RemoveOrphans() {
+    if (::flock(root_fd_, LOCK_EX | LOCK_NB) != 0) return;  // a host is making one: next time
+    const int list_fd = ::openat(root_fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR* dir = list_fd >= 0 ? ::fdopendir(list_fd) : nullptr;
+    std::vector<std::string> names;
+    if (dir) {
+      while (const dirent* e = ::readdir(dir)) {
+        if (std::strncmp(e->d_name, kPrefix, std::strlen(kPrefix)) == 0)
+          names.emplace_back(e->d_name);
+      }
+      ::closedir(dir);
+    } else if (list_fd >= 0) {
+      ::close(list_fd);
+    }
+    for (const std::string& name : names) {
+      const int fd =
+          ::openat(root_fd_, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) continue;
+      const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;  // its host's lock is gone
+      if (free) RemoveTreeAt(root_fd_, name.c_str());
+      ::close(fd);
+    }
+    ::flock(root_fd_, LOCK_UN);
+  }
+
+  std::string root_;  // <parent>/devflow-gate-<euid>
+  int root_fd_ = -1;  // its fd, checked
+  std::string name_;  // the scratch dir's name below it
+  std::string path_;  // root_ + "/" + name_
+  int lock_fd_ = -1;  // the scratch dir, flock'ed exclusively while the check runs
 };
 
 // The host's side of a check's reaper: closing the control pipe makes the reaper kill the
@@ -722,8 +827,8 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
                          : (tmp && *tmp)                  ? std::string(tmp)
                                                           : std::string("/tmp");
     ScratchDir scratch;
-    if (!scratch.Create(parent)) {
-      return StartFault(program, "scratch dir in " + parent + ": " + ErrorText(errno));
+    if (std::string fault = scratch.Create(parent, options_.sweep_scratch); !fault.empty()) {
+      return StartFault(program, "scratch dir: " + fault);
     }
 
     ResourceLimits limits = LimitsFor(request.timeout_ms, options_.cpu_limit_s,

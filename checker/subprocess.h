@@ -30,9 +30,13 @@ struct SubprocessOptions {
   int64_t eof_grace_ms = 200;
   /// How much of the end of stderr is kept for the fault message (bytes).
   int64_t stderr_tail_bytes = 64 * 1024;
-  /// Parent of the per-check scratch directory (HOME and TMPDIR of the checker). Empty means
-  /// $TMPDIR, else /tmp.
+  /// Where the per-user parent of the per-check scratch directories (HOME and TMPDIR of the
+  /// checker) is made: `<scratch_parent>/devflow-gate-<euid>/`, mode 0700, refused unless it is
+  /// a real directory this user owns with mode 0700. Empty means $TMPDIR, else /tmp.
   std::string scratch_parent;
+  /// Whether a dispatch first removes the scratch dirs of hosts that are gone (below the
+  /// per-user parent only); `--dry-run` sets false: it deletes nothing but its own scratch.
+  bool sweep_scratch = true;
   /// Bubblewrap program (name searched on $PATH, or a path) probed once per process; empty
   /// never uses bubblewrap, which forces the Landlock + seccomp fallback (cpp-notes §3).
   std::string bwrap = "bwrap";

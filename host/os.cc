@@ -103,23 +103,7 @@ int OpenRetrying(const std::string& path, int flags) {
 }
 
 // What an operator does about a failed append of `path`.
-std::string AppendFix(int err, const std::string& path) {
-  switch (err) {
-    case ENOSPC:
-    case EDQUOT:
-      return "free space on the file system holding " + ParentPath(path) + " and retry";
-    case EACCES:
-    case EPERM:
-      return "make " + path + " and its directory writable by this user and retry";
-    case EROFS:
-      return "remount " + ParentPath(path) + " read-write (or point the root elsewhere) and retry";
-    case ENOENT:
-    case ENOTDIR:
-      return "create the directory " + ParentPath(path) + " and retry";
-    default:
-      return "check the disk holding " + path + " and retry";
-  }
-}
+std::string AppendFix(int err, const std::string& path) { return WriteFix(ErrnoName(err), path); }
 
 // `append <path>: <strerror> (<ERRNO>)`, plus ` at <op>` unless the op was the write itself.
 std::string AppendHead(int err, std::string_view op, const std::string& path) {
@@ -231,18 +215,30 @@ Result<int> OpenBeneath(const std::string& base, const std::string& rel) {
 // (ReadFileBeneath has always read them so), and an EAGAIN would fail the read, closed. Only
 // when the fstat failed, and the type is unknown, does F_SETFL 0 clear it (the only status flag
 // it was opened with). This spares a system call on every whole-file read (issue 8).
-Result<int> OpenForRead(const std::string& path, off_t* size) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) return OsError(errno, "open", path);
+// `own` (ReadOwnFile): `path` itself must be a regular file with one link: a final symlink is
+// not followed (O_NOFOLLOW), and a failed fstat fails the read.
+Result<int> OpenForRead(const std::string& path, off_t* size, bool own = false) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (own ? O_NOFOLLOW : 0)));
+  if (fd.get() < 0) {
+    if (own && errno == ELOOP) {
+      return Status::Error("ELOOP", "open " + path + ": a symlink, not a regular file (ELOOP)");
+    }
+    return OsError(errno, "open", path);
+  }
   struct stat st {};
   *size = 0;
   if (::fstat(fd.get(), &st) != 0) {
+    if (own) return OsError(errno, "fstat", path);
     ::fcntl(fd.get(), F_SETFL, 0);
     return fd.release();
   }
   if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
   if (!S_ISREG(st.st_mode)) {
     return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
+  }
+  if (own && st.st_nlink != 1) {
+    return Status::Error("EMLINK", "read " + path + ": " + std::to_string(st.st_nlink) +
+                                       " hard links, not one (EMLINK)");
   }
   *size = st.st_size;
   return fd.release();
@@ -268,6 +264,14 @@ class PosixFs : public FileSystem {
   Result<std::string> ReadFile(const std::string& path) override {
     off_t size = 0;
     Result<int> opened = OpenForRead(path, &size);
+    if (!opened.ok()) return opened.status();
+    UniqueFd fd(*opened);
+    return ReadAll(fd.get(), path, size);
+  }
+
+  Result<std::string> ReadOwnFile(const std::string& path) override {
+    off_t size = 0;
+    Result<int> opened = OpenForRead(path, &size, /*own=*/true);
     if (!opened.ok()) return opened.status();
     UniqueFd fd(*opened);
     return ReadAll(fd.get(), path, size);
@@ -493,12 +497,19 @@ class PosixFs : public FileSystem {
 
   Status CreateDirExclusive(const std::string& path) override {
     if (::mkdir(path.c_str(), 0755) != 0) return OsError(errno, "mkdir", path);
-    return SyncDir(ParentPath(path));
+    Status synced = SyncDir(ParentPath(path));
+    if (!synced.ok()) ::rmdir(path.c_str());  // not reserved after all: leave nothing behind
+    return synced;
   }
 
   Status RemoveFile(const std::string& path) override {
     if (::unlink(path.c_str()) != 0) return OsError(errno, "unlink", path);
     return Status::Ok();
+  }
+
+  Status RemoveDir(const std::string& path) override {
+    if (::rmdir(path.c_str()) != 0) return OsError(errno, "rmdir", path);
+    return SyncDir(ParentPath(path));
   }
 
   Result<std::vector<std::string>> ListDir(const std::string& path) override {
@@ -602,6 +613,14 @@ Result<FileBytes> FileSystem::ReadFileBytes(const std::string& path) {
   return FileBytes(std::move(*bytes));
 }
 
+Status FileSystem::RemoveDir(const std::string& path) {
+  return Status::Error("ENOSYS", "rmdir " + path + ": not supported by this file system (ENOSYS)");
+}
+
+Result<std::string> FileSystem::ReadOwnFile(const std::string& path) {
+  return Status::Error("ENOSYS", "read " + path + ": not supported by this file system (ENOSYS)");
+}
+
 Result<std::string> FileSystem::ReadFileBeneath(const std::string& base, const std::string& rel) {
   return Status::Error("ENOSYS", "open " + JoinPath(base, rel) +
                                      ": this file system cannot confine a read to " + base +
@@ -652,6 +671,22 @@ void ReplaceFileSystemForTesting(FileSystem* fs) {
 Clock& SystemClock() {
   static RealClock clock;
   return clock;
+}
+
+std::string WriteFix(std::string_view code, const std::string& path) {
+  if (code == "ENOSPC" || code == "EDQUOT") {
+    return "free space on the file system holding " + ParentPath(path) + " and retry";
+  }
+  if (code == "EACCES" || code == "EPERM") {
+    return "make " + path + " and its directory writable by this user and retry";
+  }
+  if (code == "EROFS") {
+    return "remount " + ParentPath(path) + " read-write (or point the root elsewhere) and retry";
+  }
+  if (code == "ENOENT" || code == "ENOTDIR") {
+    return "create the directory " + ParentPath(path) + " and retry";
+  }
+  return "check the disk holding " + path + " and retry";
 }
 
 std::string ErrnoName(int err) {

@@ -120,11 +120,18 @@ class FileSystem {
   virtual Status CreateDirs(const std::string& path) = 0;
 
   /// A single mkdir that fails with "EEXIST" when the path exists (card id reservation); the
-  /// parent directory is fsynced after a successful mkdir.
+  /// parent directory is fsynced after a successful mkdir (when that fails, the directory is
+  /// removed again and the error returned).
   virtual Status CreateDirExclusive(const std::string& path) = 0;
 
   /// unlink; "ENOENT" when absent.
   virtual Status RemoveFile(const std::string& path) = 0;
+
+  /// rmdir of an empty directory, then fsync of its parent, so the removal survives a crash
+  /// (the undo of CreateDirExclusive when a card creation fails after reserving its
+  /// directory). "ENOENT" when absent, "ENOTEMPTY" when something is in it. The default
+  /// implementation refuses (code "ENOSYS").
+  virtual Status RemoveDir(const std::string& path);
 
   /// Entry names (not paths) of a directory, sorted bytewise, without "." and "..".
   virtual Result<std::vector<std::string>> ListDir(const std::string& path) = 0;
@@ -144,6 +151,17 @@ class FileSystem {
   /// No such file or directory (ENOENT)`). The default implementation refuses everything (code
   /// "ENOSYS"), so a FileSystem that does not implement it fails closed.
   virtual Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel);
+
+  /// Reads a file the gate writes and reads back itself (a verdict cache record) as ReadFile
+  /// does, but only when `path` names a regular file with exactly one link: it is opened
+  /// O_NOFOLLOW and fstat-checked, so a record replaced by a symlink (to a planted file
+  /// anywhere) or by a hard link to one is refused, never read. A final symlink fails with code
+  /// "ELOOP" (`open <path>: a symlink, not a regular file (ELOOP)`), a directory "EISDIR", a
+  /// FIFO or device "EINVAL" (`read <path>: not a regular file (EINVAL)`, without blocking), a
+  /// file with more links "EMLINK" (`read <path>: 2 hard links, not one (EMLINK)`); other
+  /// errors read like ReadFile's. The default implementation refuses everything (code
+  /// "ENOSYS"), so a FileSystem that does not implement it fails closed.
+  virtual Result<std::string> ReadOwnFile(const std::string& path);
 };
 
 /// The first component of `dir` that is a symlink (lstat through `fs.Kind`), checking every
@@ -169,6 +187,12 @@ void ReplaceFileSystemForTesting(FileSystem* fs);
 /// Formats an errno failure the way every FileSystem error reads:
 /// Status{code: "EACCES", message: "<op> <path>: Permission denied (EACCES)"}.
 Status OsError(int err, std::string_view op, std::string_view path);
+
+/// What an operator does about a write of `path` that failed with the errno named `code`
+/// ("ENOSPC": `free space on the file system holding <dir> and retry`; EACCES/EPERM, EROFS,
+/// ENOENT/ENOTDIR have their own; any other: `check the disk holding <path> and retry`): the
+/// fix every durable write's error ends with.
+std::string WriteFix(std::string_view code, const std::string& path);
 
 /// The errno's symbolic name ("EACCES"), or "E<number>" when glibc has none.
 std::string ErrnoName(int err);

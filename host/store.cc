@@ -377,26 +377,51 @@ Result<Card> Store::Read(const std::string& id) const {
   return Load(c, id, CardDir(id), true);
 }
 
-Result<std::vector<Card>> Store::List() const {
+Result<bool> IsInterruptedCreation(FileSystem& fs, const std::string& dir) {
+  auto names = fs.ListDir(dir);
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) {
+    const bool temp = name.size() > 5 && name[0] == '.' && name.ends_with(".tmp");
+    if (!temp) return false;  // journal.jsonl, card.md, artifacts/: a card (or what is left of one)
+  }
+  return true;
+}
+
+Result<CardListing> Store::List() const {
   Ctx c{root_, fs_, warnings_};
-  std::vector<Card> cards;
+  CardListing listing;
   auto names = fs_.ListDir(JoinPath(root_, "tasks"));
   if (!names.ok()) {
-    if (IsAbsent(names.status())) return cards;
+    if (IsAbsent(names.status())) return listing;
     return names.status();
   }
   for (const std::string& name : *names) {
     if (!IsValidCardId(name)) continue;
-    auto kind = fs_.Kind(CardDir(name));
-    if (!kind.ok()) return kind.status();
+    const std::string dir = CardDir(name);
+    auto kind = fs_.Kind(dir);
+    if (!kind.ok()) {
+      listing.unlisted.push_back({name, kind.status()});
+      continue;
+    }
     if (*kind != FileKind::kDir) continue;
-    auto card = Load(c, name, CardDir(name), true);
-    if (!card.ok()) return card.status();
+    if (Result<bool> interrupted = IsInterruptedCreation(fs_, dir);
+        interrupted.ok() && *interrupted) {
+      warnings_.Warn("devflow: " + dir +
+                     " is an interrupted card creation (no journal): no card was created; "
+                     "remove it (rm -r " +
+                     dir + ")");
+      continue;
+    }
+    auto card = Load(c, name, dir, true);
+    if (!card.ok()) {
+      listing.unlisted.push_back({name, card.status()});
+      continue;
+    }
     // Off the board from the abandon append on, even before the directory moves (upstream).
     if (card->abandoned) continue;
-    cards.push_back(std::move(*card));
+    listing.cards.push_back(std::move(*card));
   }
-  return cards;
+  return listing;
 }
 
 Result<Card> Store::Create(const CreateRequest& request) {
@@ -481,7 +506,17 @@ Result<Card> Store::Create(const CreateRequest& request) {
   // The journal's first line is the commit point of a creation.
   std::string journal = JoinPath(dir, "journal.jsonl");
   if (Status s = fs_.WriteFileAtomic(journal, EncodeJournalLine(created) + "\n"); !s.ok()) {
-    return s;
+    // No card was created (the atomic replace unlinked its temp file): give the reserved
+    // directory back, so it neither shows as a card without a journal nor holds the number.
+    std::string message =
+        "card " + id + " was not created: " + s.message() + "; " + WriteFix(s.code(), dir);
+    if (Status undone = fs_.RemoveDir(dir); undone.ok()) {
+      message += " (the reserved directory " + dir + " was removed)";
+    } else {
+      message += "; the reserved directory could not be removed (" + undone.message() +
+                 "): remove it by hand (rm -r " + dir + ")";
+    }
+    return Status::Error(s.code(), std::move(message));
   }
   const std::string& title = request.title;
   if (Status s = fs_.WriteFileAtomic(JoinPath(dir, "card.md"),

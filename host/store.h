@@ -115,6 +115,23 @@ struct TransitionCommit {
 /// "reason-required", "write-contended", "archived", "invalid-slug", "empty-title", "exists",
 /// "invalid-kind", "not-found". Journal problems: code "corrupt" with `<path>:<line>: <problem>`.
 /// Other I/O failures carry the errno code (infrastructure failures: nothing was published).
+/// A card directory Store::List could not fold, with why.
+struct UnlistedCard {
+  std::string id;
+  Status why;
+};
+/// What Store::List found.
+struct CardListing {
+  std::vector<Card> cards;
+  std::vector<UnlistedCard> unlisted;
+};
+
+/// Whether the card directory `dir` is what a creation interrupted between reserving it and
+/// writing its journal's first line (the commit point) leaves: no `journal.jsonl`, and nothing
+/// in it but temp files of the atomic replace (`.<name>.<pid>.<seq>.tmp`). No card was created
+/// there; the fix is to remove it. Errors: the listing's.
+Result<bool> IsInterruptedCreation(FileSystem& fs, const std::string& dir);
+
 class Store {
  public:
   /// `root` is made absolute. `fs`, `clock` and `warnings` must outlive the store.
@@ -129,8 +146,13 @@ class Store {
   /// Projection drift (card.md stage/stageRevision ≠ journal) is warned; the journal wins.
   Result<Card> Read(const std::string& id) const;
 
-  /// Every active card, ordered by id. Fails on the first card that does not fold (never skips).
-  Result<std::vector<Card>> List() const;
+  /// Every active card that folds, ordered by id, in `cards`; every card directory that does
+  /// not fold (or cannot be read) in `unlisted` with its error, so one broken card neither hides
+  /// the others nor is silently skipped (reference §1.7). A directory that is an interrupted
+  /// creation (IsInterruptedCreation) is no card: it is warned about (`devflow: <dir> is an
+  /// interrupted card creation (no journal): no card was created; remove it (rmdir <dir>)`)
+  /// and in neither list. Error: `tasks/` cannot be listed.
+  Result<CardListing> List() const;
 
   /// Creates a card (reference §1.2): next sequence over tasks/ and archive/*/, 4-digit padding,
   /// exclusive mkdir with up to 5 rescans, card.md projection + `created` entry (rev 1).

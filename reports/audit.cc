@@ -69,7 +69,23 @@ CardsPart CheckCards(const OperatorContext& ctx, Findings& f) {
     ++part.checked;
     auto journal = ctx.fs.Kind(JoinPath(dir, "journal.jsonl"));
     if (journal.ok() && *journal == FileKind::kNone) {
-      unfoldable(id, JoinPath(dir, "journal.jsonl") + ": the journal is missing");
+      // Nothing but temp files: a creation stopped before its first journal line (the commit
+      // point), so there never was a card here.
+      if (Result<bool> interrupted = IsInterruptedCreation(ctx.fs, dir);
+          interrupted.ok() && *interrupted) {
+        --part.checked;
+        f.warnings.push_back("card directory " + dir +
+                             " has no journal and nothing else: a card creation was interrupted "
+                             "before its first journal line, so no card was created; remove it "
+                             "(rm -r " +
+                             dir + ")");
+        continue;
+      }
+      part.unfoldable.emplace_back(id, "the journal is missing");
+      f.problems.push_back("card " + id + " does not fold: " + JoinPath(dir, "journal.jsonl") +
+                           ": the journal is missing while the card's other files are there; "
+                           "restore it from version control or a backup (every read and move "
+                           "of this card fails until then)");
       continue;
     }
     auto card = store.Read(id);

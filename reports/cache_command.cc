@@ -151,8 +151,17 @@ CacheEntry ClassifyRecord(const std::string& dir, const std::string& name, FileS
                           Currency& currency) {
   CacheEntry e;
   e.file = JoinPath(dir, name);
-  auto raw = fs.ReadFile(e.file);
+  // Lookup's read: a symlink or hard link in a record's place is never followed, and is a
+  // problem to report, not a record to skip.
+  auto raw = fs.ReadOwnFile(e.file);
   if (!raw.ok()) {
+    if (IsForeignRecord(raw.status().code())) {
+      e.state = CacheState::kCorrupt;
+      e.refused = raw.status().code();
+      e.why = "not a record the gate wrote: " + raw.status().message() +
+              " (a planted file? the gate never reads it)";
+      return e;
+    }
     e.state = CacheState::kUnreadable;
     e.why = raw.status().message();
     return e;
@@ -252,7 +261,10 @@ CacheScan ScanVerdictCaches(const OperatorContext& ctx) {
       if (!temp && !EndsWith(name, ".json")) continue;  // not the gate's: left alone
       std::string path = JoinPath(dir, name);
       auto kind = ctx.fs.Kind(path);
-      if (!kind.ok() || *kind != FileKind::kFile) continue;
+      // A symlink, FIFO or device named like a record is classified (as not a record the gate
+      // wrote), never skipped: Lookup would meet it under that name.
+      if (!kind.ok() || *kind == FileKind::kNone || *kind == FileKind::kDir) continue;
+      if (temp && *kind != FileKind::kFile) continue;
       if (temp) {
         CacheEntry e;
         e.file = path;
@@ -483,8 +495,12 @@ int CachePrune(const OperatorContext& ctx, bool dry_run, bool json, std::ostream
     if (!dry_run) {
       if (e.state != CacheState::kTemp) {
         // A gate may have rewritten the file since the scan: delete only what was judged.
-        auto again = ctx.fs.ReadFile(e.file);
-        if (!again.ok() || *again != e.content) {
+        // Read as it was classified (never through a symlink): a refused file must still be
+        // refused for the same reason, a record still hold the same bytes.
+        auto again = ctx.fs.ReadOwnFile(e.file);
+        const bool same = again.ok() ? e.refused.empty() && *again == e.content
+                                     : again.status().code() == e.refused;
+        if (!same) {
           if (again.ok() || !IsAbsent(again.status())) kept.push_back(&e);
           continue;
         }

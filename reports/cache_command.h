@@ -20,7 +20,9 @@ namespace devflow {
 ///  - stale: valid and well named, but inputs moved on / prompt changed / edge no longer
 ///    configured / card gone / card elsewhere (another root);
 ///  - corrupt: fails the Lookup validity rules (reference §4.9), or its key is not the five
-///    string fields in order (such a record can never be hit);
+///    string fields in order (such a record can never be hit), or it is not a record the gate
+///    wrote: a symlink, a file with more than one link, a FIFO (IsForeignRecord; never read,
+///    never followed; prune unlinks the name);
 ///  - misnamed: file name ≠ first 16 hex of SHA-256 of its key's compact JSON + ".json";
 ///  - unreadable: the file cannot be read (never pruned: its state is unknown);
 ///  - temp: a `.*.tmp` (or upstream `<file>.<pid>.tmp`) leftover of an atomic write.
@@ -33,6 +35,7 @@ struct CacheEntry {
   CacheState state = CacheState::kCorrupt;
   std::string why;      // stale/corrupt/misnamed/unreadable reason; "" for current
   std::string content;  // the bytes classified (prune re-checks them before deleting)
+  std::string refused;  // corrupt as not a record the gate wrote: the ReadOwnFile error code
   // Record fields (set for current, stale and misnamed):
   std::string verdict;  // "allow" | "veto"
   std::string card;

@@ -287,6 +287,10 @@ std::string RenderCacheRecord(const VerdictCacheRecord& record) {
   return j.dump(2, ' ', false, kReplace) + "\n";
 }
 
+bool IsForeignRecord(std::string_view code) {
+  return code == "ELOOP" || code == "EMLINK" || code == "EINVAL";
+}
+
 std::string VerdictCache::PathFor(const VerdictCacheKey& key) const {
   return JoinPath(dir_, key.FileName());
 }
@@ -298,9 +302,16 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
   // The key's JSON is built once: it names the file and is compared with the stored key.
   const std::string compact = key.CompactJson();
   const std::string file = JoinPath(dir_, FileNameOf(compact));
-  auto raw = fs_.ReadFile(file);
+  // Only the regular file the gate wrote is a record: a symlink or a hard link in its place
+  // (a planted allow anywhere) is never read, as a symlinked cache directory is never used.
+  auto raw = fs_.ReadOwnFile(file);
   if (!raw.ok()) {
-    if (raw.status().code() != "ENOENT") {
+    const std::string code = raw.status().code();
+    if (IsForeignRecord(code)) {
+      warnings.Warn("devflow-agent-gate: the verdict cache at " + file +
+                    " is not a record the gate wrote (" + raw.status().message() +
+                    "); remove it with `devflow-gate cache prune`; treating it as a miss");
+    } else if (code != "ENOENT") {
       warnings.Warn("devflow-agent-gate: could not read the verdict cache at " + file + ": " +
                     raw.status().message());
     }

@@ -126,6 +126,11 @@ struct VerdictCacheRecord {
 /// `inputsSha256` last, after upstream's five).
 std::string RenderCacheRecord(const VerdictCacheRecord& record);
 
+/// Whether a FileSystem::ReadOwnFile error code says the cache file is not a record the gate
+/// wrote: a symlink ("ELOOP"), a file with more than one link ("EMLINK"), a FIFO or device
+/// ("EINVAL"). Lookup misses it with a warning; `cache verify` and `audit` count it a problem.
+bool IsForeignRecord(std::string_view code);
+
 /// The cache directory of one agent gate. Lookups and stores never fail the decision:
 /// problems become the upstream warnings (prefix `devflow-agent-gate: `).
 class VerdictCache {
@@ -134,17 +139,20 @@ class VerdictCache {
   const std::string& dir() const { return dir_; }
   std::string PathFor(const VerdictCacheKey& key) const;
 
-  /// Absent → silent miss; unreadable → warning `devflow-agent-gate: could not read the verdict
-  /// cache at <file>: <error>` + miss; invalid → `devflow-agent-gate: the verdict cache at
-  /// <file> is corrupt; treating it as a miss` + miss; stored key (re-serialised compactly in
-  /// its stored order) ≠ computed key → silent miss; `checkerSha256` absent, not a string or ≠
-  /// `checker` (another provider definition or nonce setting, or an upstream record) → silent
-  /// miss; `inputsSha256` absent or not a string → silent miss; ≠ `inputs` (an input's bytes
-  /// changed under the same `kind:rev`) → warning `devflow-agent-gate: the verdict cache at
-  /// <file> judged other contents of [<labels>] (an input was changed in place, without a new
-  /// registration); treating it as a miss` + miss. A veto whose report is not a regular file any
-  /// more → warning `devflow-agent-gate: the cached veto at <file> names the report <path>, which
-  /// is gone; treating it as a miss`
+  /// The record is read with FileSystem::ReadOwnFile. Absent → silent miss; a symlink, a file
+  /// with more than one link, a FIFO or device (IsForeignRecord) → warning `devflow-agent-gate:
+  /// the verdict cache at <file> is not a record the gate wrote (<error>); remove it
+  /// with devflow-gate cache prune; treating it as a miss` + miss; unreadable → warning
+  /// `devflow-agent-gate: could not read the verdict cache at <file>: <error>` + miss; invalid →
+  /// `devflow-agent-gate: the verdict cache at <file> is corrupt; treating it as a miss` + miss;
+  /// stored key (re-serialised compactly in its stored order) ≠ computed key → silent miss;
+  /// `checkerSha256` absent, not a string or ≠ `checker` (another provider definition or nonce
+  /// setting, or an upstream record) → silent miss; `inputsSha256` absent or not a string → silent
+  /// miss; ≠ `inputs` (an input's bytes changed under the same `kind:rev`) → warning
+  /// `devflow-agent-gate: the verdict cache at <file> judged other contents of [<labels>] (an input
+  /// was changed in place, without a new registration); treating it as a miss` + miss. A veto whose
+  /// report is not a regular file any more → warning `devflow-agent-gate: the cached veto at <file>
+  /// names the report <path>, which is gone; treating it as a miss`
   /// (`…, which is not a regular file; …`, `…, which cannot be checked: <error>; …`) + miss (issue
   /// 7 item 4).
   std::optional<VerdictCacheRecord> Lookup(const VerdictCacheKey& key, std::string_view checker,

@@ -229,8 +229,17 @@ int CardShow(const Globals& g, const std::string& id, bool json) {
 int CardList(const Globals& g, bool json) {
   if (auto rc = MissingRoot(g)) return *rc;
   Store store(ResolveRoot(g), RealFileSystem(), SystemClock(), StderrWarnings());
-  Result<std::vector<Card>> cards = store.List();
-  if (!cards.ok()) return Fail(cards.status().message(), ExitFor(cards.status().code()));
+  Result<CardListing> listing = store.List();
+  if (!listing.ok()) return Fail(listing.status().message(), ExitFor(listing.status().code()));
+  const std::vector<Card>* cards = &listing->cards;
+  // A card that does not fold is named, with its error, after the others are listed: exit 4
+  // (the store's error), never a listing that silently lacks a card (docs/decisions.md).
+  auto unlisted = [&listing]() {
+    for (const UnlistedCard& u : listing->unlisted) {
+      Fail("card " + u.id + " is not listed: " + u.why.message());
+    }
+    return listing->unlisted.empty() ? kExitOk : kExitRejected;
+  };
   if (json) {
     ojson arr = ojson::array();
     for (const auto& c : *cards) {
@@ -239,14 +248,16 @@ int CardList(const Globals& g, bool json) {
       arr.push_back(j);
     }
     std::cout << Dump(arr, 2) << "\n";
-    return kExitOk;
+    std::cout.flush();
+    return unlisted();
   }
   for (const auto& c : *cards) {
     std::string stage(LocationName(c.stage));
     std::printf("%-32s %-11s r%-4lld %s\n", c.id.c_str(), stage.c_str(),
                 static_cast<long long>(c.stage_revision), Terminal(c.title).c_str());
   }
-  return kExitOk;
+  std::fflush(stdout);
+  return unlisted();
 }
 
 // ---- artifact ------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& opti
   d->store = std::make_unique<Store>(d->root, RealFileSystem(), SystemClock(), warnings);
   SubprocessOptions checker_options;
   checker_options.remember_probe = options.remember_probe;
+  checker_options.sweep_scratch = options.remember_probe;  // a dry run deletes nothing
   d->checker =
       std::make_unique<SubprocessChecker>(d->config.providers, options.self_path, checker_options);
   if (options.wrap_checker) d->dispatch = options.wrap_checker(*d->checker);

@@ -43,7 +43,8 @@ struct DeploymentOptions {
   std::string config_file;       // absolute config path
   std::string self_path;         // absolute path of the devflow-gate binary (builtin providers)
   Warnings* warnings = nullptr;  // store warnings; default StderrWarnings()
-  /// SubprocessOptions::remember_probe: false for `--dry-run`, which writes nothing anywhere.
+  /// SubprocessOptions::remember_probe and ::sweep_scratch: false for `--dry-run`, which writes
+  /// (and deletes) nothing anywhere but its own scratch dir.
   bool remember_probe = true;
   /// Wraps the subprocess checker in what the policies call (the server's bounded, deadline-
   /// aware runner); unset: the policies call the subprocess checker directly.

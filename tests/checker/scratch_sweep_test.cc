@@ -1,9 +1,14 @@
 // What a killed host leaves (SIGKILL skips every destructor) is cleared by the next dispatch:
-// its scratch dir. (Its checker's processes are ended by the check's reaper when the host's
-// end of the control pipe closes: tests/e2e/interrupt_test.cc.) Also: a sandboxed checker
-// runs under the deadline guard, so it ends by itself.
+// its scratch dir, below the per-user parent `<TMPDIR>/devflow-gate-<euid>/` only. (Its
+// checker's processes are ended by the check's reaper when the host's end of the control pipe
+// closes: tests/e2e/interrupt_test.cc.) A scratch dir is a gone host's when no process holds its
+// flock, whatever PID namespace the host ran in. The fresh trial of issue 7 saw `move --dry-run`
+// remove_all other hosts' dirs in world-writable /tmp, judged dead by kill(pid, 0).
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +22,8 @@
 namespace devflow {
 namespace {
 
+namespace fs = std::filesystem;
+
 // A pid that belonged to a process of ours and is now certainly gone.
 pid_t DeadPid() {
   pid_t pid = ::fork();
@@ -25,34 +32,123 @@ pid_t DeadPid() {
   return pid;
 }
 
-}  // namespace
+std::string UserParent(const std::string& parent) {
+  return parent + "/devflow-gate-" + std::to_string(::geteuid());
+}
 
-TEST_CASE("the next dispatch removes a dead host's scratch dir and keeps a live host's") {
-  test::TempDir parent, ws;
-  const std::string orphan =
-      parent.path() + "/devflow-gate-checker-" + std::to_string(DeadPid()) + "-AbCdEf";
-  std::filesystem::create_directories(orphan + "/home");
-  const std::string live =
-      parent.path() + "/devflow-gate-checker-" + std::to_string(::getpid()) + "-LiVeOn";
-  std::filesystem::create_directories(live);
-  ProviderConfig p;
-  p.name = "allow";
-  p.command = {test::SourceDir() + "/tests/fixtures/checkers/allow.sh"};
-  SubprocessOptions options;
-  options.scratch_parent = parent.path();
-  SubprocessChecker checker({p}, "", options);
+CheckRequest AllowRequest(const std::string& ws) {
   CheckRequest r;
   r.provider = "allow";
   r.prompt = "x";
   r.timeout_ms = 20000;
   r.card_id = "0001-a";
   r.edge = "designing->ready";
-  r.root = ws.path() + "/.devflow";
-  r.workspace = ws.path();
-  REQUIRE(checker.Dispatch(r).ok());
+  r.root = ws + "/.devflow";
+  r.workspace = ws;
+  return r;
+}
 
-  CHECK_FALSE(std::filesystem::exists(orphan));
-  CHECK(std::filesystem::exists(live));  // its host (this process) still runs
+Result<CheckReply> DispatchIn(const std::string& parent, const std::string& ws, bool sweep = true) {
+  ProviderConfig p;
+  p.name = "allow";
+  p.command = {test::SourceDir() + "/tests/fixtures/checkers/allow.sh"};
+  SubprocessOptions options;
+  options.scratch_parent = parent;
+  options.sweep_scratch = sweep;
+  SubprocessChecker checker({p}, "", options);
+  return checker.Dispatch(AllowRequest(ws));
+}
+
+}  // namespace
+
+TEST_CASE("the next dispatch removes a gone host's scratch dir, never a locked one, no link out") {
+  test::TempDir parent, ws, outside;
+  const std::string mine = UserParent(parent.path());
+  REQUIRE(::mkdir(mine.c_str(), 0700) == 0);
+  // Gone: nobody holds its lock. A read-only subdir, and symlinks out to a dir and a file that
+  // the removal must unlink, never follow.
+  const std::string orphan =
+      mine + "/devflow-gate-checker-" + std::to_string(DeadPid()) + "-AbCdEf";
+  fs::create_directories(orphan + "/home/ro");
+  test::Spit(outside.path() + "/keep.txt", "keep");
+  fs::create_directory_symlink(outside.path(), orphan + "/home/out");
+  fs::create_symlink(outside.path() + "/keep.txt", orphan + "/home/ro/keep");
+  fs::permissions(orphan + "/home/ro", fs::perms::owner_read | fs::perms::owner_exec);
+  // Live: its host holds the lock, in whatever PID namespace (a pid that is gone here).
+  const std::string live = mine + "/devflow-gate-checker-" + std::to_string(DeadPid()) + "-LiVeOn";
+  fs::create_directories(live);
+  const int held = ::open(live.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);
+
+  REQUIRE(DispatchIn(parent.path(), ws.path()).ok());
+
+  CHECK_FALSE(fs::exists(fs::symlink_status(orphan)));
+  CHECK(fs::exists(live));  // its lock is held: a host still runs there
+  CHECK(test::Slurp(outside.path() + "/keep.txt").value() == "keep");
+  CHECK(fs::is_directory(outside.path()));
+  ::close(held);
+  // The dispatch's own scratch dir is gone once it returns: only the live one is left.
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(mine)) left.push_back(e.path().string());
+  CHECK(left == std::vector<std::string>{live});
+}
+
+TEST_CASE("a dispatch never sweeps the shared parent, and without sweep_scratch sweeps nothing") {
+  test::TempDir parent, ws;
+  // Planted in the world-writable parent itself (where scratch dirs used to live): not ours.
+  const std::string foreign =
+      parent.path() + "/devflow-gate-checker-" + std::to_string(DeadPid()) + "-FoReiG";
+  fs::create_directories(foreign + "/home");
+  const std::string mine = UserParent(parent.path());
+  REQUIRE(::mkdir(mine.c_str(), 0700) == 0);
+  const std::string orphan =
+      mine + "/devflow-gate-checker-" + std::to_string(DeadPid()) + "-AbCdEf";
+  fs::create_directories(orphan);
+
+  REQUIRE(DispatchIn(parent.path(), ws.path(), /*sweep=*/false).ok());
+  CHECK(fs::exists(foreign + "/home"));
+  CHECK(fs::exists(orphan));  // a dry run deletes nothing but its own scratch
+
+  REQUIRE(DispatchIn(parent.path(), ws.path()).ok());
+  CHECK(fs::exists(foreign + "/home"));
+  CHECK_FALSE(fs::exists(orphan));
+}
+
+TEST_CASE("a scratch parent that is a symlink, not ours or not 0700 fails the check closed") {
+  test::TempDir parent, ws, elsewhere;
+  const std::string mine = UserParent(parent.path());
+  const std::string fix = "; remove it (rm -r " + mine +
+                          ") so the gate makes it again, or set TMPDIR to a directory only this "
+                          "user can write";
+  SUBCASE("a symlink to a directory of ours with mode 0700") {
+    REQUIRE(::chmod(elsewhere.path().c_str(), 0700) == 0);
+    fs::create_directory_symlink(elsewhere.path(), mine);
+    auto reply = DispatchIn(parent.path(), ws.path());
+    REQUIRE_FALSE(reply.ok());
+    CHECK(reply.status().message().find("scratch dir: the scratch parent " + mine +
+                                        " is a symlink or not a directory" + fix) !=
+          std::string::npos);
+    CHECK(fs::is_empty(elsewhere.path()));  // nothing made through the link
+  }
+  SUBCASE("mode 0755") {
+    REQUIRE(::mkdir(mine.c_str(), 0700) == 0);
+    REQUIRE(::chmod(mine.c_str(), 0755) == 0);
+    auto reply = DispatchIn(parent.path(), ws.path());
+    REQUIRE_FALSE(reply.ok());
+    CHECK(reply.status().message().find("the scratch parent " + mine + " has mode 0755, not 0700" +
+                                        fix) != std::string::npos);
+  }
+  SUBCASE("owned by another user") {
+    REQUIRE(::mkdir(mine.c_str(), 0700) == 0);
+    if (::geteuid() != 0) return;  // only root can give it away
+    REQUIRE(::chown(mine.c_str(), 65534, 65534) == 0);
+    auto reply = DispatchIn(parent.path(), ws.path());
+    REQUIRE_FALSE(reply.ok());
+    CHECK(reply.status().message().find("the scratch parent " + mine +
+                                        " is owned by uid 65534, not by this user (uid 0)" + fix) !=
+          std::string::npos);
+  }
 }
 
 }  // namespace devflow

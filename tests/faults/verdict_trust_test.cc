@@ -335,6 +335,80 @@ TEST_CASE("trust: a cached veto whose report is gone runs the checker again, wit
   CHECK(fs::is_regular_file(ReportPath(ws)));  // written again
 }
 
+// The fresh trial's ADMITS (issue 7): the record FILE replaced by a symlink to, or a hard link
+// of, a planted allow outside the root that copies the real veto record's key, checkerSha256 and
+// inputsSha256. Followed, it admitted `[cached] planted`, and `cache verify` and `audit` said
+// all was well. Now the check runs (veto stands), the gate warns, verify and audit name the
+// file, and prune removes the link without touching what it points at.
+void RequirePlantedRecordRefused(bool hard_link) {
+  Workspace ws("");
+  const std::string veto =
+      Script(ws, "veto.sh",
+             "printf '```json\\n{\"verdict\": \"veto\", \"summary\": \"hollow\"}\\n```\\n'\n");
+  Configure(ws, veto);
+  ws.CardInDesigning();
+  REQUIRE(ws.Gate({"move", kCard, "ready"}).exit_code == 1);
+  const std::string record = CacheFile(ws, ws / kCacheDir);
+  std::string planted = test::Slurp(record).value();
+  const auto swap = [&planted](const std::string& from, const std::string& to) {
+    const size_t at = planted.find(from);
+    REQUIRE(at != std::string::npos);
+    planted.replace(at, from.size(), to);
+  };
+  swap("\"verdict\": \"veto\"", "\"verdict\": \"allow\"");
+  swap("\"summary\": \"hollow\"", "\"summary\": \"planted\"");
+  const std::string target = ws / "planted-allow.json";  // outside the devflow root
+  test::Spit(target, planted);
+  REQUIRE(fs::remove(record));
+  if (hard_link) {
+    fs::create_hard_link(target, record);
+  } else {
+    fs::create_symlink(target, record);
+  }
+
+  auto move = ws.Gate({"move", kCard, "ready"});
+  CHECK(move.exit_code == 1);
+  CHECK(move.out == Vetoed("hollow", ReportPath(ws)));  // the checker ran: not "[cached] planted"
+  const std::string why = hard_link ? "read " + record + ": 2 hard links, not one (EMLINK)"
+                                    : "open " + record + ": a symlink, not a regular file (ELOOP)";
+  CHECK(move.err.find("devflow-agent-gate: the verdict cache at " + record +
+                      " is not a record the gate wrote (" + why +
+                      "); remove it with `devflow-gate cache prune`; treating it as a miss\n") !=
+        std::string::npos);
+  RequireUnmoved(ws);
+  // The veto's store (a rename over the name) replaced the link with a real record: plant again.
+  REQUIRE(fs::remove(record));
+  if (hard_link) {
+    fs::create_hard_link(target, record);
+  } else {
+    fs::create_symlink(target, record);
+  }
+
+  auto verify = ws.Gate({"cache", "verify"});
+  CHECK(verify.exit_code == 1);
+  CHECK(verify.out.find(record + ": corrupt: not a record the gate wrote: " + why) !=
+        std::string::npos);
+  CHECK(verify.out.find("verdict cache has problems: 1 record") != std::string::npos);
+  auto audit = ws.Gate({"audit"});
+  CHECK(audit.exit_code != 0);
+  CHECK(audit.out.find(record + ": corrupt: not a record the gate wrote: " + why) !=
+        std::string::npos);
+  CHECK(audit.out.find("healthy") == std::string::npos);
+
+  auto prune = ws.Gate({"cache", "prune"});
+  CHECK(prune.exit_code == 0);
+  CHECK(!fs::exists(fs::symlink_status(record)));
+  CHECK(test::Slurp(target).value() == planted);  // the link's target is untouched
+}
+
+TEST_CASE("trust: a cache record that is a symlink to a planted allow is a warned miss") {
+  RequirePlantedRecordRefused(/*hard_link=*/false);
+}
+
+TEST_CASE("trust: a cache record that is a hard link to a planted allow is a warned miss") {
+  RequirePlantedRecordRefused(/*hard_link=*/true);
+}
+
 // 7 MiB of 'x' as one summary, under the default 8 MiB reply cap.
 const char kHugeSummary[] =
     "printf '```json\\n{\"verdict\": \"%s\", \"summary\": \"' \"$VERDICT\"\n"

@@ -2,10 +2,12 @@
 // under commit.lock (reference §1.2, §1.3, §1.8, §1.9, §2.2, §3.4, §5.7, §7.1).
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <string>
 
 #include "host/store.h"
@@ -287,22 +289,102 @@ TEST_CASE("a torn last journal line fails the read naming that line") {
   CHECK_FALSE(Exists(b.Dir(c.id) + "/commit.lock"));
 }
 
-TEST_CASE("list returns every active card by id and fails on a card that does not fold") {
+TEST_CASE("list returns every active card by id and names a card that does not fold") {
   Board b;
   b.Create("One");
   b.Create("Two");
+  b.Create("Three");
   auto all = b.store.List();
   REQUIRE(all.ok());
-  REQUIRE(all->size() == 2);
-  CHECK((*all)[0].id == "0001-one");
-  CHECK((*all)[1].id == "0002-two");
+  REQUIRE(all->cards.size() == 3);
+  CHECK(all->cards[0].id == "0001-one");
+  CHECK(all->cards[1].id == "0002-two");
+  CHECK(all->unlisted.empty());
   REQUIRE(b.fs.CreateDirs(b.tmp / ".devflow/tasks/not-a-card").ok());
-  CHECK(b.store.List()->size() == 2);
+  CHECK(b.store.List()->cards.size() == 3);
+  // One broken card neither hides the others nor is skipped in silence (reference §1.7).
   Spit(b.Journal("0002-two"), "{}\n");
   auto broken = b.store.List();
-  CHECK(broken.status().code() == "corrupt");
-  CHECK(broken.status().message() ==
+  REQUIRE(broken.ok());
+  REQUIRE(broken->cards.size() == 2);
+  CHECK(broken->cards[0].id == "0001-one");
+  CHECK(broken->cards[1].id == "0003-three");
+  REQUIRE(broken->unlisted.size() == 1);
+  CHECK(broken->unlisted[0].id == "0002-two");
+  CHECK(broken->unlisted[0].why.code() == "corrupt");
+  CHECK(broken->unlisted[0].why.message() ==
         b.Journal("0002-two") + ":1: journal entry field \"rev\" must be a positive integer");
+}
+
+// What a creation SIGKILLed between reserving its directory and writing its journal leaves
+// (the seam kills this child at exactly that write): an empty card directory. It is no card:
+// list warns with the fix and lists the others, the next creation takes the next number.
+TEST_CASE("a creation killed between its mkdir and its journal leaves no card that breaks list") {
+  Board b;
+  b.Create("One");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    b.fs.before = [](const std::string& op, const std::string& path) {
+      if (op == "write-atomic" && path.ends_with("/journal.jsonl")) ::kill(::getpid(), SIGKILL);
+    };
+    CreateRequest r;
+    r.title = "Two";
+    (void)b.store.Create(r);
+    ::_exit(0);  // not reached: the write kills the child
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(WTERMSIG(status) == SIGKILL);
+  const std::string reserved = b.Dir("0002-two");
+  REQUIRE(std::filesystem::is_directory(reserved));
+  REQUIRE(std::filesystem::is_empty(reserved));
+
+  auto listed = b.store.List();
+  REQUIRE(listed.ok());
+  REQUIRE(listed->cards.size() == 1);
+  CHECK(listed->cards[0].id == "0001-one");
+  CHECK(listed->unlisted.empty());
+  CHECK(b.warnings.lines ==
+        std::vector<std::string>{"devflow: " + reserved +
+                                 " is an interrupted card creation (no journal): no card was "
+                                 "created; remove it (rm -r " +
+                                 reserved + ")"});
+  CHECK(IsInterruptedCreation(b.fs, reserved).value());
+  Spit(reserved + "/card.md", "x");  // what is left of a real card is not an interrupted creation
+  CHECK_FALSE(IsInterruptedCreation(b.fs, reserved).value());
+}
+
+// The journal write fails (EIO through the seam): what the creation made is removed again,
+// and the error carries the errno, the path and the fix.
+TEST_CASE("a creation whose journal write fails removes its reserved directory") {
+  Board b;
+  b.Create("One");
+  b.fs.Fail("write-atomic", "0002-two/journal.jsonl", EIO);
+  CreateRequest r;
+  r.title = "Two";
+  auto failed = b.store.Create(r);
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.status().code() == "EIO");
+  const std::string dir = b.Dir("0002-two");
+  CHECK(failed.status().message() == "card 0002-two was not created: write-atomic " + dir +
+                                         "/journal.jsonl: Input/output error (EIO); check the "
+                                         "disk holding " +
+                                         dir + " and retry (the reserved directory " + dir +
+                                         " was removed)");
+  CHECK_FALSE(std::filesystem::exists(dir));
+  // And when even the rmdir fails, it says how to finish by hand.
+  b.fs.Fail("rmdir", "0002-two", EACCES);
+  auto stuck = b.store.Create(r);
+  REQUIRE_FALSE(stuck.ok());
+  CHECK(stuck.status().message().ends_with("; the reserved directory could not be removed (rmdir " +
+                                           dir +
+                                           ": Permission denied (EACCES)): remove it by hand "
+                                           "(rm -r " +
+                                           dir + ")"));
+  b.fs.Clear();
+  CHECK(b.Create("Three").id == "0003-three");  // the stuck directory holds its number
 }
 
 // ---- transitions ---------------------------------------------------------------------------

@@ -150,6 +150,16 @@ Result<std::string> FaultyFileSystem::ReadFileBeneath(const std::string& base,
   return base_.ReadFileBeneath(base, rel);
 }
 
+Status FaultyFileSystem::RemoveDir(const std::string& p) {
+  if (auto s = Check("rmdir", p)) return *s;
+  return base_.RemoveDir(p);
+}
+
+Result<std::string> FaultyFileSystem::ReadOwnFile(const std::string& p) {
+  if (auto s = Check("read", p)) return *s;
+  return base_.ReadOwnFile(p);
+}
+
 RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
                      const std::map<std::string, std::string>& env, const std::string& stdin_text) {
   int in[2], out[2], err[2];

@@ -59,7 +59,7 @@ class FixedClock : public Clock {
 /// Decorates the real file system and fails chosen operations with a chosen errno, the way
 /// upstream's tests inject EACCES (works as root, where chmod denies nothing).
 /// Operation names: "read", "write-atomic", "append", "create-exclusive", "mkdirs",
-/// "mkdir-exclusive", "remove", "list", "kind", "replace-locked".
+/// "mkdir-exclusive", "remove", "rmdir", "list", "kind", "replace-locked".
 class FaultyFileSystem : public FileSystem {
  public:
   explicit FaultyFileSystem(FileSystem& base = PosixFileSystem()) : base_(base) {}
@@ -79,10 +79,13 @@ class FaultyFileSystem : public FileSystem {
   Status CreateDirs(const std::string& path) override;
   Status CreateDirExclusive(const std::string& path) override;
   Status RemoveFile(const std::string& path) override;
+  Status RemoveDir(const std::string& path) override;  // op "rmdir"
   Result<std::vector<std::string>> ListDir(const std::string& path) override;
   Result<FileKind> Kind(const std::string& path) override;
   /// Rules for "read" apply here too, to the joined path `<base>/<rel>`.
   Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel) override;
+  /// Rules for "read" apply here too.
+  Result<std::string> ReadOwnFile(const std::string& path) override;
 
  private:
   struct Rule {
