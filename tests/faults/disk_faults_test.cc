@@ -396,7 +396,7 @@ TEST_CASE("fault: disk full (tmpfs) at card create leaves no card dir, and list 
 // audit's advice fits each.
 TEST_CASE("fault: card list and audit with an interrupted creation and a card that does not fold") {
   Workspace ws("");
-  ws.CardInDesigning();
+  Prepare(ws, "checkers/allow.sh");
   const std::string empty = ws.root() + "/tasks/0002-x";
   fs::create_directories(empty);
   auto listed = ws.Gate({"card", "list"});
