@@ -365,7 +365,7 @@ TEST_CASE("fault: disk full (tmpfs) at card create leaves no card dir, and list 
     MESSAGE("no tmpfs here (" << small.error() << "): the FileSystem-seam cases stand");
     return;
   }
-  ws.CardInDesigning();
+  Prepare(ws, "checkers/allow.sh");
   FillUp(ws.root());
   const std::string tasks = ws.root() + "/tasks";
   const std::string reserved = tasks + "/0002-x";
