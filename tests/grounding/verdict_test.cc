@@ -17,7 +17,7 @@ std::string Block(const std::string& json, const std::string& info = "json") {
 }  // namespace
 
 TEST_CASE(
-    "the last claiming block wins over a quoted example veto; a trailing fence fails closed") {
+    "the last claiming block wins over a quoted example veto, and a trailing fence fails closed") {
   const std::string decided =
       "Here is the format I was asked for:\n" +
       Block(R"({"verdict": "veto", "summary": "an example veto", "findings": ["x"]})") +

@@ -252,9 +252,9 @@ TEST_CASE("audit folds archived cards and cards that lost their journal") {
   auto lines = Lines(ran.out);
   CHECK(lines.at(1) == "cards: 2 checked, 2 do not fold");
   CHECK(lines.at(9) == "problem: card 0005-e does not fold: " + r.CardDir("0005-e") +
-                           "/journal.jsonl: the journal is missing; repair the line by hand or "
-                           "restore the journal from version control (every read and move of "
-                           "this card fails until then)");
+                           "/journal.jsonl: the journal is missing while the card's other "
+                           "files are there; restore it from version control or a backup (every "
+                           "read and move of this card fails until then)");
   CHECK(lines.at(10).rfind("problem: card 0004-d does not fold: " + r.root +
                                "/archive/2026-09/0004-d/journal.jsonl: ",
                            0) == 0);
