@@ -20,6 +20,7 @@ std::optional<json> ParseObject(std::string_view body, BodyError& error) {
     return std::nullopt;
   }
   std::vector<std::set<std::string>> keys;
+  std::string last_key;  // the last key the parser read (names the field of a refused value)
   std::vector<std::string> path;
   std::string duplicate;
   json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
@@ -32,6 +33,7 @@ std::optional<json> ParseObject(std::string_view body, BodyError& error) {
         if (!keys.empty()) keys.pop_back();
         break;
       case json::parse_event_t::key:
+        last_key = parsed.get<std::string>();
         if (!keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
             duplicate.empty()) {
           duplicate = parsed.get<std::string>();
@@ -47,6 +49,13 @@ std::optional<json> ParseObject(std::string_view body, BodyError& error) {
     j = json::parse(body.begin(), body.end(), cb);
   } catch (const json::parse_error& e) {
     error = {"", std::string("the body is not valid JSON: ") + e.what()};
+    return std::nullopt;
+  } catch (const json::exception& e) {
+    // Any other refusal of the parser (out_of_range 406: a number such as 1e400 that no double
+    // holds) is bad input too, never an exception out of the handler: it took the whole
+    // server down (this session's trial). The field is the last key read before it.
+    error = {last_key, (last_key.empty() ? std::string("the body") : "field \"" + last_key + "\"") +
+                           " cannot be read: " + e.what()};
     return std::nullopt;
   }
   if (!duplicate.empty()) {

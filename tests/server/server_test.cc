@@ -226,6 +226,18 @@ TEST_CASE("serve: bad input is refused with the field named (400), oversized bod
   CHECK(forbidden.status == 403);
   CHECK(forbidden.json()["field"] == "root");
 
+  // A number no double holds (this session's trial: each took the whole server down).
+  std::string huge = AttemptBody(ws);
+  const size_t rev_at = huge.find("\"expectedRevision\":4");
+  REQUIRE(rev_at != std::string::npos);
+  huge.replace(rev_at, std::string("\"expectedRevision\":4").size(), "\"expectedRevision\":1e400");
+  CHECK(field_of(huge) == "expectedRevision");
+  CHECK(field_of(AttemptBody(ws, 4, "\"deadlineMs\":-1e400")) == "deadlineMs");
+  HttpAnswer huge_move =
+      server.Post("/v1/moves", R"({"id":"0001-x","to":"ready","expectRevision":1e400})");
+  CHECK(huge_move.status == 400);
+  CHECK(huge_move.json()["field"] == "expectRevision");
+
   HttpAnswer big = server.Post("/v1/admit", std::string((1 << 20) + 1, ' '));
   CHECK(big.status == 413);
   CHECK(server.Get("/healthz").status == 200);  // still serving
