@@ -1875,7 +1875,8 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
           ScanDateTexts(text, true, [&](std::string_view t) { pending.erase(Normal(kind, t)); });
         }
         for (const std::string& token : tokens) {
-          if (pending.contains(Normal(kind, token))) result.ungrounded.push_back({name, token});
+          if (pending.contains(Normal(kind, token)))
+            result.ungrounded.push_back({.kind = name, .token = token});
         }
         continue;
       }
@@ -1884,7 +1885,7 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
         const bool found = std::any_of(evidence.begin(), evidence.end(), [&](std::string_view t) {
           return t.find(token) != std::string_view::npos;
         });
-        if (!found) result.ungrounded.push_back({name, token});
+        if (!found) result.ungrounded.push_back({.kind = name, .token = token});
       }
     }
     result.grounded = result.ungrounded.empty();

@@ -83,12 +83,14 @@ std::optional<VerdictClaim> FindVerdictClaim(std::string_view text, ClaimForms f
 std::optional<Verdict> DecodeVerdictBlock(std::string_view content);
 
 /// The verdict of a reply: the last block that ClaimsVerdict, when it is closed, decodes,
-/// (with `nonce` set) carries exactly that nonce as a string, and nothing after it in the reply
-/// claims a verdict (FindVerdictClaim with kKeysAndStatements: a final answer the fence scan
-/// does not see as a block, a restated decision, agreeing or not, or a negative verdict word).
-/// Otherwise — no claiming block, the last one is not a valid verdict, or a claim follows it —
-/// nullopt, the fault `the checker replied without a parsable verdict block`: an earlier valid
-/// block never stands in for a broken last one.
+/// (with `nonce` set) carries exactly that nonce as a string, and nothing but blank text
+/// (host/utf8.h IsBlankText: white space, zero-width, format or control characters) follows it
+/// in the reply: not a final answer the fence scan does not see as a block, a restated
+/// decision, agreeing or not, nor a retraction without a verdict word ("My answer is no.";
+/// docs/decisions.md "The verdict block ends the reply"). Otherwise — no claiming block, the
+/// last one is not a valid verdict, or anything follows it — nullopt, the fault `the checker
+/// replied without a parsable verdict block`: an earlier valid block never stands in for a broken
+/// last one.
 std::optional<Verdict> ParseLastVerdict(std::string_view reply,
                                         const std::optional<std::string>& nonce = std::nullopt);
 
