@@ -123,6 +123,8 @@ std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
   row["faultReport"] = fault_report;
   row["parked"] = outcome.parked;
   row["sandbox"] = outcome.sandbox;
+  // Which bytes the checks judged (issue 7); absent when no check read inputs.
+  if (!outcome.inputs_sha256.empty()) row["inputsSha256"] = outcome.inputs_sha256;
   row["outcome"] = DecisionOutcome(outcome);
   AddIdentity(row, identity);
   return Dump(row);

@@ -43,13 +43,14 @@ std::string DecisionOutcome(const MoveOutcome& outcome);
 
 /// The outcome row for one attempt, compact JSON without newline, fields in this order:
 /// {"decision","at","card","edge","revision","by","code","ok","message","checks","report",
-///  "faultReport","parked","sandbox","outcome","config":{"file","sha256"},
+///  "faultReport","parked","sandbox"[,"inputsSha256"],"outcome","config":{"file","sha256"},
 ///  "programs":{<provider>: <path>,…}}
 /// (`decision` = `decision_id`, or NewDecisionId(at) when empty; `edge`/`revision` from the
 /// attempt when it was resolved, else the request; `report` (the veto report) and
 /// `faultReport` (reports/fault_report.h) null when none was written;
-/// `sandbox` the MoveOutcome::sandbox levels, `[]` when no checker ran; `outcome`
-/// DecisionOutcome's).
+/// `sandbox` the MoveOutcome::sandbox levels, `[]` when no checker ran; `inputsSha256`
+/// MoveOutcome::inputs_sha256, the InputsIdentity of the bytes the checks judged, only when
+/// one did (rows written before it existed lack it too); `outcome` DecisionOutcome's).
 std::string DecisionRow(const MoveRequest& request, const MoveOutcome& outcome,
                         const std::string& now, const DecisionIdentity& identity,
                         const std::string& decision_id = "");

@@ -2,6 +2,7 @@
 
 #include "host/interrupt.h"
 
+#include <algorithm>
 #include <string>
 
 namespace devflow {
@@ -30,6 +31,17 @@ void ReplaceParkClaim(std::string& message, const std::string& truth) {
   } else {
     message += truth;
   }
+}
+
+// The ledger's inputsSha256 of a decision (MoveOutcome::inputs_sha256).
+std::string JudgedSha256(const Decision& decision) {
+  std::string out;
+  for (const Judged& j : decision.judged) {
+    if (j.inputs_sha256.empty()) continue;
+    if (!out.empty()) out += ',';
+    out += j.inputs_sha256;
+  }
+  return out;
 }
 
 }  // namespace
@@ -77,6 +89,55 @@ Result<Attempt> Executor::Resolve(const MoveRequest& request, Card* card_out) {
   return attempt;
 }
 
+MoveOutcome Executor::Vetoed(const MoveRequest& request, const Attempt& attempt,
+                             std::optional<Card> card, const Decision& decision,
+                             const AttemptContext& context, int depth, MoveOutcome out) {
+  out.code = "vetoed";
+  out.message = "devflow: transition of card " + request.id + " to " + Quoted(request.to) +
+                " was rejected: " + decision.reason;
+  out.card = std::move(card);
+  if (context.parks.empty()) return out;
+  out.failed_closed = true;
+  const ParkRequest& park = context.parks.front();
+  if (depth > 0) {
+    // A park whose own waterfall failed closed: parking again would be blocked->blocked.
+    return out;
+  }
+  if (request.dry_run) {
+    // Nothing is parked under a dry run: the policy's "is parked" claim says "would be".
+    ReplaceParkClaim(out.message,
+                     "; the card would be parked blocked until the deployment recovers");
+    out.park_message = "would park card " + request.id + " blocked: " + park.reason;
+    return out;
+  }
+  // The park runs after the vetoed attempt has returned, with the attempt's revision and
+  // through the whole waterfall (reference §4.10).
+  MoveRequest park_request;
+  park_request.id = request.id;
+  park_request.to = Location::kBlocked;
+  park_request.expected_revision = attempt.expected_revision;
+  park_request.by = park.by;
+  park_request.reason = park.reason;
+  MoveOutcome parked = MoveAt(park_request, depth + 1);
+  if (parked.ok) {
+    out.parked = true;
+    out.card = std::move(parked.card);
+  } else {
+    out.park_message = parked.message;
+    // The policy's reason said the card is parked; it is not. The message says what
+    // happened instead, wherever it is shown (CLI text, --json, the server, the ledger row).
+    const std::string truth =
+        "; nothing was committed and the card was NOT parked: " + parked.message;
+    ReplaceParkClaim(out.message, truth);
+    // No row for the park means no park, and no row for this move either: the move is
+    // refused for its ledger, as a committing one would be (issue 7 item 10).
+    if (parked.code == "ledger-unwritable") out.code = parked.code;
+    warnings_.Warn(park.policy + ": failed to park card " + request.id +
+                   " blocked: " + parked.message);
+  }
+  return out;
+}
+
 MoveOutcome Executor::Move(const MoveRequest& request) { return MoveAt(request, 0); }
 
 MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
@@ -110,51 +171,9 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
     return out;
   }
 
+  out.inputs_sha256 = JudgedSha256(decision);
   if (!decision.allowed) {
-    out.code = "vetoed";
-    out.message = "devflow: transition of card " + request.id + " to " + Quoted(request.to) +
-                  " was rejected: " + decision.reason;
-    out.card = std::move(card);
-    if (context.parks.empty()) return out;
-    out.failed_closed = true;
-    const ParkRequest& park = context.parks.front();
-    if (depth > 0) {
-      // A park whose own waterfall failed closed: parking again would be blocked->blocked.
-      return out;
-    }
-    if (request.dry_run) {
-      // Nothing is parked under a dry run: the policy's "is parked" claim says "would be".
-      ReplaceParkClaim(out.message,
-                       "; the card would be parked blocked until the deployment recovers");
-      out.park_message = "would park card " + request.id + " blocked: " + park.reason;
-      return out;
-    }
-    // The park runs after the vetoed attempt has returned, with the attempt's revision and
-    // through the whole waterfall (reference §4.10).
-    MoveRequest park_request;
-    park_request.id = request.id;
-    park_request.to = Location::kBlocked;
-    park_request.expected_revision = attempt->expected_revision;
-    park_request.by = park.by;
-    park_request.reason = park.reason;
-    MoveOutcome parked = MoveAt(park_request, depth + 1);
-    if (parked.ok) {
-      out.parked = true;
-      out.card = std::move(parked.card);
-    } else {
-      out.park_message = parked.message;
-      // The policy's reason said the card is parked; it is not. The message says what
-      // happened instead, wherever it is shown (CLI text, --json, the server, the ledger row).
-      const std::string truth =
-          "; nothing was committed and the card was NOT parked: " + parked.message;
-      ReplaceParkClaim(out.message, truth);
-      // No row for the park means no park, and no row for this move either: the move is
-      // refused for its ledger, as a committing one would be (issue 7 item 10).
-      if (parked.code == "ledger-unwritable") out.code = parked.code;
-      warnings_.Warn(park.policy + ": failed to park card " + request.id +
-                     " blocked: " + parked.message);
-    }
-    return out;
+    return Vetoed(request, *attempt, std::move(card), decision, context, depth, std::move(out));
   }
 
   out.checks = decision.checks;
@@ -190,9 +209,37 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
       return out;
     }
   }
+  // The bytes a checker judged while time passed are re-hashed under the commit lock, right
+  // before the append: an input rewritten in place while the checker ran (same kind:rev, new
+  // bytes) is never committed as judged (issue 7, docs/decisions.md).
+  JudgedBytes* changed = nullptr;
+  if (std::any_of(decision.judged.begin(), decision.judged.end(),
+                  [](const Judged& j) { return j.recheck != nullptr; })) {
+    commit.before_append = [&decision, &changed]() -> Status {
+      for (const Judged& each : decision.judged) {
+        if (!each.recheck) continue;
+        if (std::optional<std::string> fault = each.recheck->Changed()) {
+          changed = each.recheck.get();
+          return Status::Error("inputs-changed", *fault);
+        }
+      }
+      return Status::Ok();
+    };
+  }
   // The fold the decision was made on goes to the commit, which folds only what was appended
   // since (or everything again, when the journal changed any other way).
   Result<Card> committed = store_.CommitTransition(commit, std::move(card));
+  if (!committed.ok() && changed) {
+    // Nothing was committed: the check's allow is void, and the move fails closed as a fault
+    // of that check would (fault report, park, ledger row saying why).
+    Decision failed = changed->FailClosed(committed.status().message(), context);
+    out.reports = context.reports;
+    out.checks.clear();
+    out.inputs_sha256 = JudgedSha256(failed);
+    std::optional<Card> now;
+    if (Result<Card> read = store_.Read(request.id); read.ok()) now = std::move(*read);
+    return Vetoed(request, *attempt, std::move(now), failed, context, depth, std::move(out));
+  }
   if (!committed.ok()) {
     // Nothing was committed: no check stands, and the card is reported as it now is.
     out.code = committed.status().code();

@@ -43,6 +43,9 @@ struct MoveOutcome {
   /// order ("bwrap", "landlock-abi<N>+seccomp", "off", "none"); empty when no checker was
   /// dispatched. Filled by the caller that owns the dispatcher (the ledger row's `sandbox`).
   std::vector<std::string> sandbox;
+  /// The inputsSha256 of the checks that decided (Judged::inputs_sha256, InputsIdentity of the
+  /// bytes each judged), innermost first, joined by ","; "" when no check judged inputs.
+  std::string inputs_sha256;
 };
 
 /// Called just before each Store::CommitTransition of a real move (the move itself, and the
@@ -66,7 +69,10 @@ class Executor {
   /// ("reason-required"); waterfall; on allow, Store::CommitTransition (lock + re-check). On a
   /// fail-closed veto, the requested park is committed afterwards (or described under dry run);
   /// a park that cannot commit only warns `<policy>: failed to park card <id> blocked: <msg>`.
-  /// The BeforeCommit hook runs before each commit; its failure refuses the commit.
+  /// The BeforeCommit hook runs before each commit; its failure refuses the commit. Bytes a
+  /// checker judged (Decision::judged with a recheck) are re-hashed by the commit under its
+  /// lock; when they changed nothing is committed and the move fails closed like a fault of
+  /// the check (JudgedBytes::FailClosed, then the park).
   MoveOutcome Move(const MoveRequest& request);
 
   /// Resolves the attempt the waterfall would see (for `--explain`); fails like Move's
@@ -77,6 +83,11 @@ class Executor {
 
  private:
   MoveOutcome MoveAt(const MoveRequest& request, int depth);
+  /// The end of a vetoed attempt: the veto's message, and the park a fail-closed policy asked
+  /// for (committed here, or described under dry run). `out` has the attempt already.
+  MoveOutcome Vetoed(const MoveRequest& request, const Attempt& attempt, std::optional<Card> card,
+                     const Decision& decision, const AttemptContext& context, int depth,
+                     MoveOutcome out);
   Store& store_;
   std::vector<Policy*> policies_;
   Clock& clock_;

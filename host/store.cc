@@ -721,6 +721,9 @@ Result<Card> Store::CommitTransition(const TransitionCommit& commit,
                         " back to " + Q(to) +
                         " requires a reason so the next holder knows what to fix; pass --reason");
     }
+    if (commit.before_append) {
+      if (Status agreed = commit.before_append(); !agreed.ok()) return agreed;
+    }
     JournalEntry entry;
     entry.rev = settled->stage_revision + 1;
     entry.at = commit.at.empty() ? clock_.NowIso() : commit.at;

@@ -107,6 +107,11 @@ struct TransitionCommit {
   std::optional<std::string> reason;
   std::optional<Gate> gate;  // omitted from the line when empty
   std::string at;            // the attempt's `at`
+  /// When set, called under the commit lock after the revision, legality and reason re-checks,
+  /// right before the append: a failed Status refuses the commit with that Status and nothing
+  /// is written. The executor checks here that the bytes a checker judged are still the bytes
+  /// on disk (host/waterfall.h JudgedBytes), so no other commit can slip in between.
+  std::function<Status()> before_append;
 };
 
 /// The filesystem store for one devflow root.
@@ -165,8 +170,9 @@ class Store {
   /// 100 tries 20 ms apart, never broken by age → "write-contended"), re-reads and re-folds the
   /// journal, rejects "revision-mismatch" if the revision moved while the transition was being
   /// decided, re-checks legality and the rework reason, appends one line with a single write +
-  /// fsync, rewrites the card.md projection (still under the lock, so the last committer's
-  /// projection is the one left; failure only warns), releases the lock. Returns the new card.
+  /// fsync (after `commit.before_append`, when set, agreed), rewrites the card.md projection (still
+  /// under the lock, so the last committer's projection is the one left; failure only warns),
+  /// releases the lock. Returns the new card.
   ///
   /// `decided_on`, when given, is the card the decision was made against (Read of the same id
   /// in this store; it is consumed). Under the lock the journal is still read whole, but when

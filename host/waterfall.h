@@ -29,12 +29,28 @@ struct Attempt {
   Edge edge() const { return Edge{from, to}; }
 };
 
+class JudgedBytes;  // below
+
+/// What one check judged that lies outside the journal: the agent gate's inputs (issue 7,
+/// docs/decisions.md "The commit re-hashes what the checker judged").
+struct Judged {
+  /// InputsIdentity (reports/verdict_cache.h) of the bytes judged: the ledger's inputsSha256.
+  std::string inputs_sha256;
+  /// Set when time passed between the read of those bytes and the decision (a checker ran):
+  /// the commit re-checks them under its lock. Null on a cache hit, whose inputs were read and
+  /// hashed once, just now (issue 11: one read of each thing).
+  std::shared_ptr<JudgedBytes> recheck;
+};
+
 /// TransitionDecision: allow {approvedBy?, checks} or veto {reason}.
 struct Decision {
   bool allowed = true;
   std::string reason;  // veto only
   std::optional<Actor> approved_by;
   std::vector<GateCheck> checks;
+  /// What the checks behind this decision judged, innermost first (not part of upstream's
+  /// TransitionDecision: the executor's and the ledger's, never serialised to a caller).
+  std::vector<Judged> judged;
 
   static Decision Allow() { return Decision{}; }
   static Decision Veto(std::string reason) {
@@ -83,6 +99,23 @@ struct AttemptContext {
   void Warn(const std::string& line) {
     if (warnings) warnings->Warn(line);
   }
+};
+
+/// The bytes a check judged, as the commit re-checks them (Judged::recheck). The executor hands
+/// Changed() to Store::CommitTransition, which calls it under the commit lock right before the
+/// journal append; a change refuses the commit and the move fails closed through FailClosed.
+class JudgedBytes {
+ public:
+  virtual ~JudgedBytes() = default;
+  /// Re-reads and re-hashes every piece judged: nullopt when each still has the bytes judged,
+  /// else the fault naming the first that does not: `<path> changed while the checker judged
+  /// it; move again to judge the new bytes` (a piece that cannot be read now says so, in
+  /// parentheses, before the `;`).
+  virtual std::optional<std::string> Changed() = 0;
+  /// The fail-closed veto of the attempt whose bytes changed (`fault` is Changed()'s): the
+  /// policy's `could not run: <fault>` + kParkClaim reason (+ its fault report), the park request
+  /// in `context.parks`, the report in `context.reports`, this check's Judged in `judged`.
+  virtual Decision FailClosed(const std::string& fault, AttemptContext& context) = 0;
 };
 
 /// Continues the waterfall with the rest of the policies; the last `next` allows.

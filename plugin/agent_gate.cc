@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "checker/verdict.h"
 #include "reports/fault_report.h"
 #include "reports/gate_layout.h"
+#include "reports/sha256.h"
 #include "reports/verdict_cache.h"
 #include "reports/veto_report.h"
 
@@ -46,6 +48,7 @@ Result<std::string> FreshNonce() {
 
 struct Collected {
   std::vector<PromptInput> inputs;
+  std::vector<std::string> paths;   // each input's record path (card-relative), as `inputs`
   std::vector<std::string> labels;  // "kind:rev", configured order
 };
 
@@ -60,6 +63,7 @@ Result<Collected> CollectInputs(const Card& card, const AgentEdgeConfig& edge, F
     Result<std::string> content = ReadArtifact(fs, card.dir, record->path);
     if (!content.ok()) return content.status();
     out.inputs.push_back(PromptInput{kind, record->rev, std::move(*content)});
+    out.paths.push_back(record->path);
   }
   out.labels = InputLabels(card, edge);  // the cache key's labels (reports/gate_layout.h)
   return out;
@@ -97,6 +101,105 @@ std::string UnidentifiedChecker(const std::string& provider, const Status& why) 
          "; not using the verdict cache for this attempt";
 }
 
+// A fail-closed veto (SPEC §5): the park request in `context`, upstream's reason.
+Decision FailClosed(const std::string& edge_name, const std::string& fault,
+                    AttemptContext& context) {
+  context.parks.push_back(ParkRequest{kParkActor,
+                                      "agent check for " + edge_name + " failed closed: " + fault,
+                                      "devflow-agent-gate"});
+  return Decision::Veto("agent check for " + edge_name + " could not run: " + fault + kParkClaim);
+}
+
+// A fault once the checker ran keeps its evidence (issue 10 item 8): the reply and the end of
+// stderr go to a fault report (not under --dry-run, which writes nothing), `facts.why` and the
+// report's path to the message (and so the ledger row); the park reason stays upstream's text,
+// so journal lines stay identical.
+Decision FailClosedWithReport(FileSystem& fs, const std::string& report_dir,
+                              const std::string& workspace, const Edge& edge,
+                              FaultReportFacts facts, AttemptContext& context) {
+  std::string where;
+  if (!context.dry_run) {
+    const std::string path =
+        FaultReportPath(report_dir, facts.card_id, std::string(LocationName(edge.from)),
+                        std::string(LocationName(edge.to)), facts.revision, facts.at);
+    AttemptContext::Report report{path, RenderFaultReport(facts), false, true};
+    Status made = CheckReportDir(fs, workspace, ParentPath(path));
+    if (made.ok()) made = fs.CreateDirs(ParentPath(path));
+    if (made.ok()) made = fs.WriteFileAtomic(path, report.text);
+    if (made.ok()) {
+      where = "; fault report: " + path;
+      report.written = true;
+      report.text.clear();  // on disk; the outcome only names it
+      context.reports.push_back(std::move(report));
+    } else {
+      where = "; the fault report could not be written: " + made.message();
+    }
+  }
+  const std::string edge_name = edge.Name();
+  Decision vetoed = FailClosed(edge_name, facts.fault, context);
+  vetoed.reason = "agent check for " + edge_name + " could not run: " + facts.fault +
+                  (facts.why.empty() ? "" : ": " + facts.why) + kParkClaim + where;
+  return vetoed;
+}
+
+// The input artifacts a checker judged, as the commit re-checks them under its lock (host/
+// waterfall.h JudgedBytes; issue 7): each registered file's path and the SHA-256 of the bytes
+// the prompt carried, and what a fault report of this check needs (the allow reply included:
+// it is what the checker said of the bytes it saw).
+class JudgedArtifacts : public JudgedBytes {
+ public:
+  struct Piece {
+    std::string record_path;  // card-relative, as the journal registers it
+    std::string sha256;       // Sha256Hex of the bytes judged
+  };
+  JudgedArtifacts(FileSystem& fs, std::string card_dir, std::vector<Piece> pieces,
+                  std::string inputs_sha256, std::string report_dir, std::string workspace,
+                  Edge edge, FaultReportFacts facts)
+      : fs_(fs),
+        card_dir_(std::move(card_dir)),
+        pieces_(std::move(pieces)),
+        inputs_sha256_(std::move(inputs_sha256)),
+        report_dir_(std::move(report_dir)),
+        workspace_(std::move(workspace)),
+        edge_(edge),
+        facts_(std::move(facts)) {}
+
+  std::optional<std::string> Changed() override {
+    for (const Piece& piece : pieces_) {
+      // Read as the gate read it (ReadArtifact: beneath the card dir, no symlink out).
+      Result<std::string> now = ReadArtifact(fs_, card_dir_, piece.record_path);
+      const std::string path = JoinPath(card_dir_, piece.record_path);
+      if (!now.ok()) {
+        return path + " changed while the checker judged it (it cannot be read now: " +
+               now.status().message() + "); move again to judge the new bytes";
+      }
+      if (Sha256Hex(*now) != piece.sha256) {
+        return path + " changed while the checker judged it; move again to judge the new bytes";
+      }
+    }
+    return std::nullopt;
+  }
+
+  Decision FailClosed(const std::string& fault, AttemptContext& context) override {
+    FaultReportFacts facts = facts_;
+    facts.fault = fault;
+    Decision vetoed =
+        FailClosedWithReport(fs_, report_dir_, workspace_, edge_, std::move(facts), context);
+    vetoed.judged.push_back(Judged{inputs_sha256_, nullptr});
+    return vetoed;
+  }
+
+ private:
+  FileSystem& fs_;
+  std::string card_dir_;
+  std::vector<Piece> pieces_;
+  std::string inputs_sha256_;
+  std::string report_dir_;
+  std::string workspace_;
+  Edge edge_;
+  FaultReportFacts facts_;
+};
+
 }  // namespace
 
 Result<const Card*> CardForAttempt(const Attempt& attempt, const AttemptContext& context,
@@ -131,9 +234,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   const std::string edge_name = edge.Name();
 
   auto fail_closed = [&](const std::string& fault) {
-    context.parks.push_back(
-        ParkRequest{kParkActor, "agent check for " + edge_name + " failed closed: " + fault, id()});
-    return Decision::Veto("agent check for " + edge_name + " could not run: " + fault + kParkClaim);
+    return FailClosed(edge_name, fault, context);
   };
   auto allow_with = [&](const std::string& summary) {
     Decision downstream = next();
@@ -171,7 +272,12 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   // only when there is a cache.
   std::string checker_id;
   // ... and the contents it judged (an input edited in place keeps its kind:rev).
-  const std::string inputs_id = JudgedInputs(*collected);
+  std::string inputs_id = JudgedInputs(*collected);
+  // Every decision on these inputs says which bytes it judged (the ledger's inputsSha256).
+  auto judged = [&](Decision decided) {
+    decided.judged.push_back(Judged{inputs_id, nullptr});
+    return decided;
+  };
   if (!cache_dir.empty()) {
     const std::string workspace = Workspace(attempt.root);
     Result<std::string> identified = CurrentCheckerIdentity(checker_.Provider(configured->provider),
@@ -190,10 +296,13 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
       // A record another writer made is bounded like a reply (ours already are).
       const std::string summary = BoundVerdictLine(hit->summary);
       if (!hit->allow) {
-        return Decision::Veto("agent check vetoed " + edge_name + " (cached): " + summary +
-                              "; full report: " + hit->report_path.value_or(""));
+        return judged(Decision::Veto("agent check vetoed " + edge_name + " (cached): " + summary +
+                                     "; full report: " + hit->report_path.value_or("")));
       }
-      return allow_with("[cached] " + summary);
+      // Read and hashed once, just now: nothing for the commit to re-check (issue 11).
+      Decision allowed = allow_with("[cached] " + summary);
+      if (allowed.allowed) allowed.judged.push_back(Judged{std::move(inputs_id), nullptr});
+      return allowed;
     }
   }
 
@@ -201,9 +310,20 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   if (configured->verdict_nonce) {
     Result<std::string> fresh = FreshNonce();
     if (!fresh.ok()) {
-      return fail_closed("the verdict nonce could not be drawn: " + fresh.status().message());
+      return judged(
+          fail_closed("the verdict nonce could not be drawn: " + fresh.status().message()));
     }
     nonce = std::move(*fresh);
+  }
+
+  // What the commit re-checks if the checker allows (JudgedArtifacts): each input's digest,
+  // taken before the prompt takes the bytes. Only when time will pass with the bytes out of
+  // sight, a checker running, and something may be committed (not under --dry-run).
+  std::vector<JudgedArtifacts::Piece> pieces;
+  if (!context.dry_run) {
+    for (size_t i = 0; i < collected->inputs.size(); ++i) {
+      pieces.push_back({collected->paths[i], Sha256Hex(collected->inputs[i].content)});
+    }
   }
 
   CheckRequest request;
@@ -218,55 +338,37 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   request.workspace = Workspace(attempt.root);
   CheckEvidence evidence;
   request.evidence = &evidence;
-  // A fault once the checker ran keeps its evidence (issue 10 item 8): the reply and the end of
-  // stderr go to a fault report, `why` and the report's path to the message (and so the
-  // ledger row); the park reason stays upstream's text, so journal lines stay identical.
+  const std::string report_dir = ReportDir(attempt.root);
+  // The facts a fault report of this check starts from (FailClosedWithReport).
+  auto fault_facts = [&]() {
+    FaultReportFacts facts;
+    facts.card_id = card->id;
+    facts.edge = edge_name;
+    facts.revision = attempt.expected_revision;
+    facts.checked_inputs = collected->labels;
+    facts.at = attempt.at;
+    facts.provider = configured->provider;
+    return facts;
+  };
   auto fail_with_evidence = [&](const std::string& fault, const std::string& why) {
-    std::string where;
-    if (!context.dry_run) {  // --dry-run writes nothing
-      FaultReportFacts facts;
-      facts.card_id = card->id;
-      facts.edge = edge_name;
-      facts.revision = attempt.expected_revision;
-      facts.checked_inputs = collected->labels;
-      facts.at = attempt.at;
-      facts.provider = configured->provider;
-      facts.sandbox = evidence.sandbox;
-      facts.fault = fault;
-      facts.why = why;
-      facts.reply = std::move(evidence.reply);
-      facts.reply_bytes = evidence.reply_bytes;
-      facts.reply_over = evidence.reply_over;
-      facts.stderr_tail = std::move(evidence.stderr_tail);
-      facts.stderr_bytes = evidence.stderr_bytes;
-      const std::string dir = ReportDir(attempt.root);
-      const std::string path = FaultReportPath(dir, card->id, std::string(LocationName(edge.from)),
-                                               std::string(LocationName(edge.to)),
-                                               attempt.expected_revision, attempt.at);
-      AttemptContext::Report report{path, RenderFaultReport(facts), false, true};
-      Status made = CheckReportDir(fs_, Workspace(attempt.root), ParentPath(path));
-      if (made.ok()) made = fs_.CreateDirs(ParentPath(path));
-      if (made.ok()) made = fs_.WriteFileAtomic(path, report.text);
-      if (made.ok()) {
-        where = "; fault report: " + path;
-        report.written = true;
-        report.text.clear();  // on disk; the outcome only names it
-        context.reports.push_back(std::move(report));
-      } else {
-        where = "; the fault report could not be written: " + made.message();
-      }
-    }
-    Decision vetoed = fail_closed(fault);
-    vetoed.reason = "agent check for " + edge_name + " could not run: " + fault +
-                    (why.empty() ? "" : ": " + why) + kParkClaim + where;
-    return vetoed;
+    FaultReportFacts facts = fault_facts();
+    facts.sandbox = evidence.sandbox;
+    facts.fault = fault;
+    facts.why = why;
+    facts.reply = std::move(evidence.reply);
+    facts.reply_bytes = evidence.reply_bytes;
+    facts.reply_over = evidence.reply_over;
+    facts.stderr_tail = std::move(evidence.stderr_tail);
+    facts.stderr_bytes = evidence.stderr_bytes;
+    return judged(FailClosedWithReport(fs_, report_dir, Workspace(attempt.root), edge,
+                                       std::move(facts), context));
   };
   Result<CheckReply> reply = checker_.Dispatch(request);
   if (!reply.ok()) {
     if (reply.status().code() == "fault" && evidence.ran) {
       return fail_with_evidence(reply.status().message(), "");
     }
-    return fail_closed(reply.status().message());
+    return judged(fail_closed(reply.status().message()));
   }
 
   const std::optional<Verdict> said = ParseLastVerdict(reply->text, nonce);
@@ -290,7 +392,24 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
                                       checker_id, inputs_id},
                    warnings);
     }
-    return allow_with(verdict.summary);
+    Decision allowed = allow_with(verdict.summary);
+    if (!allowed.allowed) return allowed;  // a downstream veto passes back unchanged
+    // The checker saw the bytes as they were when the prompt was built; the commit re-hashes
+    // them under its lock and fails closed if they changed meanwhile (issue 7).
+    std::shared_ptr<JudgedBytes> recheck;
+    if (!context.dry_run) {
+      FaultReportFacts facts = fault_facts();
+      facts.sandbox = reply->sandbox;
+      facts.reply_bytes = static_cast<int64_t>(reply->text.size());
+      facts.reply = std::move(reply->text);
+      facts.stderr_tail = std::move(reply->stderr_tail);
+      facts.stderr_bytes = reply->stderr_bytes;
+      recheck = std::make_shared<JudgedArtifacts>(fs_, card->dir, std::move(pieces), inputs_id,
+                                                  report_dir, Workspace(attempt.root), edge,
+                                                  std::move(facts));
+    }
+    allowed.judged.push_back(Judged{std::move(inputs_id), std::move(recheck)});
+    return allowed;
   }
 
   VetoReportFacts facts;
@@ -302,7 +421,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   facts.summary = said->summary;
   facts.findings = said->findings;
   facts.sandbox = reply->sandbox;
-  const std::string dir = ReportDir(attempt.root);
+  const std::string& dir = report_dir;
   const std::string path =
       VetoReportPath(dir, card->id, std::string(LocationName(edge.from)),
                      std::string(LocationName(edge.to)), attempt.expected_revision);
@@ -312,7 +431,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     if (made.ok()) made = fs_.CreateDirs(dir);
     if (made.ok()) made = fs_.WriteFileAtomic(path, report.text);
     if (!made.ok()) {
-      return fail_closed("the veto report could not be written: " + made.message());
+      return judged(fail_closed("the veto report could not be written: " + made.message()));
     }
     report.written = true;
     if (cache) {
@@ -324,9 +443,9 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   context.reports.push_back(report);
   // Under --dry-run the report is not written: the message must not name it as a file (the
   // CLI prints its text instead, move --json carries it as reportText).
-  return Decision::Veto(
+  return judged(Decision::Veto(
       "agent check vetoed " + edge_name + ": " + verdict.summary +
-      (report.written ? "; full report: " : "; the full report would be written to ") + path);
+      (report.written ? "; full report: " : "; the full report would be written to ") + path));
 }
 
 std::string AgentGate::Explain(const Attempt& attempt) {

@@ -74,6 +74,7 @@ ojson RowJson(const DecisionView& r) {
   j["message"] = r.message;
   j["report"] = r.report ? ojson(*r.report) : ojson(nullptr);
   j["faultReport"] = r.fault_report ? ojson(*r.fault_report) : ojson(nullptr);
+  j["inputsSha256"] = r.inputs_sha256 ? ojson(*r.inputs_sha256) : ojson(nullptr);
   return j;
 }
 
@@ -170,6 +171,7 @@ LedgerScan ParseDecisionLedger(const std::string& path, const std::string& t) {
     if (v.outcome.empty()) v.outcome = InferredOutcome(ok, parked, v.code, v.message);
     v.report = OptionalString(row, "report");
     v.fault_report = OptionalString(row, "faultReport");
+    v.inputs_sha256 = OptionalString(row, "inputsSha256");
     // A level per checker run (an array, `[]` when none ran), or one string.
     if (auto sb = row.find("sandbox"); sb != row.end()) {
       if (sb->is_string()) {
@@ -396,6 +398,7 @@ int LedgerShow(const OperatorContext& ctx, const std::string& id, bool json, std
     field("message", r->message);
     field("report", r->report.value_or("none"));
     if (r->fault_report) field("fault", *r->fault_report);
+    if (r->inputs_sha256) field("inputs", "sha256 " + *r->inputs_sha256);
     for (const auto& c : r->checks) field("check", c);
     field("row", scan.path + ":" + std::to_string(r->line));
     out << text;

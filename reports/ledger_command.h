@@ -29,8 +29,11 @@ struct DecisionView {
   std::optional<std::string> report;        // veto report path
   std::optional<std::string> fault_report;  // fault report path ("faultReport")
   std::optional<std::string> sandbox;       // the checker's sandbox level, when recorded
-  std::vector<std::string> checks;          // "<by kind>: <summary>" per check
-  std::string text;                         // the line itself (JSON)
+  /// InputsIdentity of the bytes the checks judged ("inputsSha256"); absent in rows of no
+  /// check and in rows written before the field existed.
+  std::optional<std::string> inputs_sha256;
+  std::vector<std::string> checks;  // "<by kind>: <summary>" per check
+  std::string text;                 // the line itself (JSON)
 };
 
 /// The id shown for a row written before rows carried one: "sha-" + the first 12 hex digits

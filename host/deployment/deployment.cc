@@ -327,6 +327,18 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
     context.card = &*card;  // read once: the policies decide on this same read
     TakeSandboxLevels();
     out.decision = RunWaterfall(d.policies, attempt, context);
+    // The caller's store commits, not this one, so there is no commit lock to re-check under;
+    // but the answer never admits bytes the checker did not see: bytes a checker judged that
+    // changed while it ran fail closed here (issue 7, as Executor::Move does at its commit).
+    if (out.decision.allowed && !request.dry_run) {
+      for (const Judged& j : out.decision.judged) {
+        if (!j.recheck) continue;
+        if (std::optional<std::string> fault = j.recheck->Changed()) {
+          out.decision = j.recheck->FailClosed(*fault, context);
+          break;
+        }
+      }
+    }
     out.reports = context.reports;
     if (!out.decision.allowed && !context.parks.empty()) out.park = context.parks.front();
     out.code = out.decision.allowed ? "admitted" : "vetoed";
@@ -345,6 +357,10 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
     row.reports = out.reports;
     row.attempt = attempt;
     row.sandbox = TakeSandboxLevels();
+    for (const Judged& j : out.decision.judged) {
+      if (j.inputs_sha256.empty()) continue;
+      row.inputs_sha256 += (row.inputs_sha256.empty() ? "" : ",") + j.inputs_sha256;
+    }
     Status logged = AppendDecision(RealFileSystem(), d.root, as_move, row, SystemClock().NowIso(),
                                    IdentityOf(d), decision_id);
     if (!logged.ok()) {

@@ -214,6 +214,7 @@ std::string FaultKind(const std::string& reason) {
   if (has("is not registered")) return "provider";
   if (has("without a parsable verdict")) return "no-verdict";
   if (has("required input cannot be read")) return "input";
+  if (has("changed while the checker judged it")) return "inputs-changed";
   if (has("veto report could not be written")) return "report";
   return "other";
 }

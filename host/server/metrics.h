@@ -37,7 +37,7 @@ class ServerMetrics {
   /// One checker run: provider and outcome ("ok", "fault", "not-started").
   void CheckerRun(const std::string& provider, const std::string& outcome);
   /// A fail-closed fault by kind (timeout, exit, signal, start, reply-cap, no-verdict,
-  /// deadline, input, report, provider, other).
+  /// deadline, input, inputs-changed, report, provider, other).
   void Fault(const std::string& kind);
   void CacheHit();
   void CacheMiss();

@@ -82,6 +82,8 @@ TEST_CASE("the ledger row names the fault report and carries the why in its mess
   request.to = Location::kReady;
   request.by = Actor{"human", std::nullopt, std::nullopt};
   const std::string path = FaultReportOf(rig, id, 2);
+  // The card has no inputs: the check judged none, whose InputsIdentity is SHA-256 of "".
+  const std::string kNoInputs = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
   const std::string row =
       DecisionRow(request, outcome, kAt, DecisionIdentity{"/c.yaml", "ab", {}}, "D-1");
   CHECK(row ==
@@ -93,7 +95,8 @@ TEST_CASE("the ledger row names the fault report and carries the why in its mess
         "\\\"ALLOW\\\"; expected \\\"allow\\\" or \\\"veto\\\"; the card is parked blocked until "
         "the deployment recovers; fault report: " +
             path + "\",\"checks\":[],\"report\":null,\"faultReport\":\"" + path +
-            "\",\"parked\":true,\"sandbox\":[],\"outcome\":\"parked\",\"config\":{\"file\":"
+            "\",\"parked\":true,\"sandbox\":[],\"inputsSha256\":\"" + kNoInputs +
+            "\",\"outcome\":\"parked\",\"config\":{\"file\":"
             "\"/c.yaml\",\"sha256\":\"ab\"},\"programs\":{}}");
 }
 

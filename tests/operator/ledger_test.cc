@@ -117,7 +117,7 @@ TEST_CASE("ledger list --json gives each decision's fields, unknown ones as null
   REQUIRE(j["decisions"].size() == 2);
   CHECK(
       j["decisions"][1].dump() ==
-      R"({"decision":"20260918T090000.000Z-00000006","line":6,"at":"2026-09-18T09:00:00.000Z","card":"0003-c","edge":"ready->developing","revision":3,"by":"human","outcome":"parked","code":"vetoed","sandbox":"bwrap","message":"agent check for ready->developing could not run: no verdict","report":null,"faultReport":"/r/fault.md"})");
+      R"({"decision":"20260918T090000.000Z-00000006","line":6,"at":"2026-09-18T09:00:00.000Z","card":"0003-c","edge":"ready->developing","revision":3,"by":"human","outcome":"parked","code":"vetoed","sandbox":"bwrap","message":"agent check for ready->developing could not run: no verdict","report":null,"faultReport":"/r/fault.md","inputsSha256":null})");
   CHECK(j["decisions"][0]["sandbox"].is_null());
 }
 

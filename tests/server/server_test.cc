@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 
 #include "checker/checker_support.h"
+#include "reports/verdict_cache.h"
 #include "server/serve_fixture.h"
 
 namespace devflow::server_test {
@@ -578,6 +580,94 @@ TEST_CASE(
   REQUIRE(ex.status == 200);
   auto cli = ws.Gate({"move", ws.card(), "ready", "--explain", "--json"});
   CHECK(ex.json() == json::parse(cli.out));
+}
+
+// Issue 7 (trial "Inputs changed during the check"): the server's paths re-check the bytes a
+// checker judged. The checker says "started" once it has read its prompt and allows on "go";
+// the test rewrites the design in place (same inode) in between.
+void RewriteDesignInPlace(const Workspace& ws, const std::string& text) {
+  const std::string design = ws.card_dir() + "/artifacts/4-design.md";
+  struct stat before {};
+  REQUIRE(::stat(design.c_str(), &before) == 0);
+  {
+    std::ofstream out(design, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  struct stat after {};
+  REQUIRE(::stat(design.c_str(), &after) == 0);
+  REQUIRE(after.st_ino == before.st_ino);
+}
+
+TEST_CASE(
+    "serve: /v1/moves does not commit a design rewritten while the checker judged it, it fails "
+    "closed and parks") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  HttpAnswer answer;
+  std::thread mover([&] {
+    answer = server.Post("/v1/moves", json{{"id", ws.card()}, {"to", "ready"}}.dump());
+  });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  RewriteDesignInPlace(ws, "# Design\n\nEVIL: cites REQ-99\n");
+  test::Spit(fifos / "go", "go\n");
+  mover.join();
+  INFO(answer.body << "\nlog:\n" << server.serve->Log());
+  REQUIRE(answer.status == 200);
+  const json j = answer.json();
+  const std::string fault = ws.card_dir() +
+                            "/artifacts/4-design.md changed while the checker judged it; move "
+                            "again to judge the new bytes";
+  CHECK(j["ok"] == false);
+  CHECK(j["code"] == "vetoed");
+  CHECK(j["parked"] == true);
+  CHECK(j["card"]["stage"] == "blocked");
+  CHECK(j["message"].get<std::string>().find(fault) != std::string::npos);
+  CHECK(j["faultReport"].is_string());
+  const auto lines = ws.JournalLines();
+  REQUIRE(lines.size() == 5);  // the park, no transition to ready
+  CHECK(json::parse(lines[4])["to"] == "blocked");
+  CHECK(json::parse(lines[4])["reason"] ==
+        "agent check for designing->ready failed closed: " + fault);
+  const auto rows = e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value());
+  const json row = json::parse(rows.back());
+  CHECK(row["outcome"] == "parked");
+  CHECK(row["inputsSha256"] == InputsIdentity({{"prd:3", e2e::kPrd}, {"design:4", e2e::kDesign}}));
+}
+
+TEST_CASE(
+    "serve: /v1/admit does not admit a design rewritten while the checker judged it, it answers "
+    "a fail-closed veto with the park") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  const std::string journal = test::Slurp(ws.journal_path()).value();
+  SocketServer server(ws);
+  HttpAnswer answer;
+  std::thread admitter([&] { answer = server.Post("/v1/admit", AttemptBody(ws)); });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  RewriteDesignInPlace(ws, "# Design\n\nEVIL: cites REQ-99\n");
+  test::Spit(fifos / "go", "go\n");
+  admitter.join();
+  INFO(answer.body << "\nlog:\n" << server.serve->Log());
+  REQUIRE(answer.status == 200);
+  const json j = answer.json();
+  const std::string fault = ws.card_dir() +
+                            "/artifacts/4-design.md changed while the checker judged it; move "
+                            "again to judge the new bytes";
+  CHECK(j["allowed"] == false);
+  CHECK(j["reason"].get<std::string>().find("could not run: " + fault) != std::string::npos);
+  CHECK(j["park"]["reason"] == "agent check for designing->ready failed closed: " + fault);
+  CHECK(test::Slurp(ws.journal_path()).value() == journal);  // admit commits nothing
+  const auto rows = e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value());
+  const json row = json::parse(rows.back());
+  CHECK(row["ok"] == false);
+  CHECK(row["inputsSha256"] == InputsIdentity({{"prd:3", e2e::kPrd}, {"design:4", e2e::kDesign}}));
 }
 
 }  // namespace

@@ -393,7 +393,8 @@ struct Root {
     id = card->id;
   }
   TransitionCommit To(Location from, Location to, int64_t rev) {
-    return TransitionCommit{id, rev, from, to, kHuman, std::nullopt, std::nullopt, clock.NowIso()};
+    return TransitionCommit{id,           rev,          from,           to, kHuman,
+                            std::nullopt, std::nullopt, clock.NowIso(), {}};
   }
   Card Read() {
     auto card = store.Read(id);

@@ -63,7 +63,8 @@ TEST_CASE("two processes moving one card commit exactly one of them per revision
                          Actor{"human", std::nullopt, std::nullopt},
                          std::nullopt,
                          std::nullopt,
-                         "2026-09-16T08:00:00.000Z"};
+                         "2026-09-16T08:00:00.000Z",
+                         {}};
   REQUIRE(store.CommitTransition(first).ok());
   WidenTheWindow(fs);
 

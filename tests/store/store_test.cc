@@ -454,7 +454,8 @@ TEST_CASE("transition contention: a commit decided against an old revision is re
                         kGateActor,
                         std::string("awaiting human approval for ready->developing"),
                         std::nullopt,
-                        "2026-09-16T08:00:00.000Z"};
+                        "2026-09-16T08:00:00.000Z",
+                        {}};
   REQUIRE(other.CommitTransition(park).ok());
   TransitionCommit move{c.id,
                         3,
@@ -463,7 +464,8 @@ TEST_CASE("transition contention: a commit decided against an old revision is re
                         kHuman,
                         std::nullopt,
                         std::nullopt,
-                        "2026-09-16T08:00:00.000Z"};
+                        "2026-09-16T08:00:00.000Z",
+                        {}};
   auto lost = a.CommitTransition(move);
   CHECK(lost.status().code() == "revision-mismatch");
   CHECK(lost.status().message() ==
@@ -794,7 +796,8 @@ TEST_CASE("a rival commit before the lock leaves an orphan a same-revision retry
                          kHuman,
                          std::nullopt,
                          std::nullopt,
-                         "2026-09-16T08:00:00.000Z"};
+                         "2026-09-16T08:00:00.000Z",
+                         {}};
       REQUIRE(rival.CommitTransition(m).ok());
     }
   };

@@ -1,0 +1,151 @@
+// Issue 7 (this session's trial, "Inputs changed during the check"): an input artifact rewritten
+// in place (same path, same kind:rev, new bytes) while the checker judges the old bytes is never
+// committed as judged. The commit re-hashes the judged inputs under its lock; when they changed
+// nothing is committed, the move fails closed (fault report, park, ledger row naming the file),
+// and every checked decision's ledger row carries the judged inputs' inputsSha256.
+//
+// Synchronised on FIFOs (tests/fixtures/server/gated_allow.sh): the checker says "started" once
+// it has read its prompt and waits for "go"; the test rewrites the design in between.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "faults/faults.h"
+
+namespace devflow::faults {
+namespace {
+
+const char kEdited[] = "# Design\n\nEVIL: now cites REQ-99 and drops the auth section\n";
+
+// The agent gate on designing->ready with the FIFO-gated allowing checker (sandbox off, so it
+// can reach the FIFOs outside the workspace).
+std::string GatedConfig(const std::string& fifos, const std::string& cache_dir = "") {
+  GateYaml yaml;
+  yaml.command = {Fixture("server/gated_allow.sh"), fifos};
+  yaml.cache_dir = cache_dir;
+  std::string text = yaml.Text();
+  const std::string after = "command: " + e2e::YamlList(yaml.command) + "\n";
+  text.insert(text.find(after) + after.size(), "    sandbox: off\n");
+  return text;
+}
+
+// The InputsIdentity of the bytes CardInDesigning registers (prd:3 and design:4).
+std::string JudgedId() {
+  return InputsIdentity({{"prd:3", e2e::kPrd}, {"design:4", e2e::kDesign}});
+}
+
+// Rewrites `path` in place: the same inode, new bytes (as an editor or a producer would).
+void RewriteInPlace(const std::string& path, const std::string& text) {
+  struct stat before {};
+  REQUIRE(::stat(path.c_str(), &before) == 0);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  struct stat after {};
+  REQUIRE(::stat(path.c_str(), &after) == 0);
+  REQUIRE(after.st_ino == before.st_ino);
+}
+
+std::vector<nlohmann::json> LedgerRows(const Workspace& ws) {
+  std::vector<nlohmann::json> rows;
+  for (const auto& line : e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value()))
+    rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
+
+struct Fifos {
+  test::TempDir dir;
+  Fifos() {
+    REQUIRE(::mkfifo((dir / "started").c_str(), 0600) == 0);
+    REQUIRE(::mkfifo((dir / "go").c_str(), 0600) == 0);
+  }
+};
+
+TEST_CASE(
+    "judged inputs: a design rewritten in place while the checker judges it is not committed, "
+    "the move fails closed naming the file") {
+  Fifos fifos;
+  Workspace ws(GatedConfig(fifos.dir.path(), ".devflow/cache/agent-gate"));
+  ws.CardInDesigning();
+  const std::string design = ws.card_dir() + "/artifacts/4-design.md";
+
+  test::RunResult moved;
+  std::thread mover([&] { moved = ws.Gate({"move", kCard, "ready"}); });
+  // The checker has read its prompt (the old bytes) once it says so; it allows on "go".
+  CHECK(test::Slurp(fifos.dir / "started").value_or("") == "started\n");
+  RewriteInPlace(design, kEdited);
+  test::Spit(fifos.dir / "go", "go\n");
+  mover.join();
+
+  const std::string fault =
+      design + " changed while the checker judged it; move again to judge the new bytes";
+  INFO(moved.out << moved.err);
+  CHECK(moved.exit_code == 3);
+  CHECK(moved.out == CouldNotRunWithReport(ws, fault) + ParkedLine());
+  // No transition to ready was appended: the fifth line is the park, nothing after it.
+  RequireParked(ws, fault);
+  for (const auto& line : ws.JournalLines())
+    CHECK(line.find("\"to\":\"ready\"") == std::string::npos);
+  // The fault report names the file and keeps what the checker said of the old bytes.
+  const std::string report = test::Slurp(OnlyFaultReport(ws.root())).value();
+  CHECK(report.find("- fault: " + fault + "\n") != std::string::npos);
+  CHECK(report.find("gated ok") != std::string::npos);
+  // The outcome row: parked, the fault, the report, and the bytes that were judged (not the
+  // bytes on disk now).
+  const nlohmann::json row = LedgerRows(ws).back();
+  CHECK(row["outcome"] == "parked");
+  CHECK(row["message"].get<std::string>().find(fault) != std::string::npos);
+  CHECK(row["faultReport"] == OnlyFaultReport(ws.root()));
+  CHECK(row["inputsSha256"] == JudgedId());
+  CHECK(row["inputsSha256"] !=
+        InputsIdentity({{"prd:3", e2e::kPrd}, {"design:4", std::string(kEdited)}}));
+  // The allow was cached for the bytes it judged, so a retry on the new bytes is a warned
+  // miss that runs the checker again (faults/verdict_trust_test.cc), never this allow.
+  std::vector<std::string> records;
+  for (const auto& e : std::filesystem::directory_iterator(ws / ".devflow/cache/agent-gate")) {
+    records.push_back(e.path());
+  }
+  REQUIRE(records.size() == 1);
+  CHECK(nlohmann::json::parse(test::Slurp(records[0]).value())["inputsSha256"] == JudgedId());
+}
+
+TEST_CASE(
+    "judged inputs: unchanged inputs commit, and every checked decision's ledger row names the "
+    "inputsSha256 judged, a cache hit's too") {
+  Fifos fifos;
+  Workspace ws(GatedConfig(fifos.dir.path(), ".devflow/cache/agent-gate"));
+  ws.CardInDesigning();
+  const std::string journal = test::Slurp(ws.journal_path()).value();
+  const std::string card_md = test::Slurp(ws.card_dir() + "/card.md").value();
+
+  test::RunResult moved;
+  std::thread mover([&] { moved = ws.Gate({"move", kCard, "ready"}); });
+  CHECK(test::Slurp(fifos.dir / "started").value_or("") == "started\n");
+  test::Spit(fifos.dir / "go", "go\n");
+  mover.join();
+  INFO(moved.out << moved.err);
+  CHECK(moved.exit_code == 0);
+  RequireCommitted(ws, "gated ok");
+  CHECK(LedgerRows(ws).back()["outcome"] == "allowed");
+  CHECK(LedgerRows(ws).back()["inputsSha256"] == JudgedId());
+
+  // The same move again: a cache hit (no checker, so no FIFO to answer), the same digest.
+  test::Spit(ws.journal_path(), journal);
+  test::Spit(ws.card_dir() + "/card.md", card_md);
+  auto hit = ws.Gate({"move", kCard, "ready"});
+  INFO(hit.out << hit.err);
+  CHECK(hit.exit_code == 0);
+  CHECK(hit.out.find("[cached] gated ok") != std::string::npos);
+  CHECK(LedgerRows(ws).back()["outcome"] == "allowed");
+  CHECK(LedgerRows(ws).back()["inputsSha256"] == JudgedId());
+  auto listed = nlohmann::json::parse(ws.Gate({"ledger", "list", "--json"}).out);
+  CHECK(listed["decisions"].back()["inputsSha256"] == JudgedId());
+}
+
+}  // namespace
+}  // namespace devflow::faults
