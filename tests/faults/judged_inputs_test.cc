@@ -112,6 +112,23 @@ TEST_CASE(
   }
   REQUIRE(records.size() == 1);
   CHECK(nlohmann::json::parse(test::Slurp(records[0]).value())["inputsSha256"] == JudgedId());
+
+  // Recovered and moved again: the checker judges the new bytes (the cached allow is a warned
+  // miss), and that commit's row names the new bytes' digest.
+  auto recovered = ws.Gate({"move", kCard, "designing"});
+  INFO(recovered.out << recovered.err);
+  REQUIRE(recovered.exit_code == 0);
+  test::RunResult again;
+  std::thread retry([&] { again = ws.Gate({"move", kCard, "ready"}); });
+  CHECK(test::Slurp(fifos.dir / "started").value_or("") == "started\n");
+  test::Spit(fifos.dir / "go", "go\n");
+  retry.join();
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(again.err.find("judged other contents of [design:4, prd:3]") != std::string::npos);
+  CHECK(LedgerRows(ws).back()["outcome"] == "allowed");
+  CHECK(LedgerRows(ws).back()["inputsSha256"] ==
+        InputsIdentity({{"prd:3", e2e::kPrd}, {"design:4", std::string(kEdited)}}));
 }
 
 TEST_CASE(
