@@ -341,27 +341,19 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
   const std::vector<std::string> reasons = VerifyClaim(claim, evidence, options);
   const bool verified = reasons.empty();
 
-  // What ships goes out first, and is flushed and checked (a closed pipe, a full disk, a
-  // stdout of /dev/full): the row then says what really happened, and exit 0 means the claim
-  // reached stdout AND its `released` row is on disk (issue 7, code paths).
+  // The row goes first, then what ships (issue 7: a claim on stdout whose row then failed
+  // was shipped unrecorded by any pipeline that ignores the exit code). The row is
+  // release_gate.py's, written before the bytes as release_gate.py writes it; the bytes are then
+  // flushed and the stream checked (a closed pipe, a full disk, a stdout of /dev/full), and a
+  // stdout that refused them gets a second row, `unreleased` (`unrecovered`) with the error, that
+  // supersedes the first. So exit 0 means the `released` row was durable before the claim
+  // reached stdout, and a ledger that cannot be written leaves stdout empty (exit 3).
   const std::string* shipped = verified ? &*claim_bytes : (fallback ? &*fallback : nullptr);
-  std::optional<std::string> output_error;
-  if (shipped) {
-    errno = 0;
-    out << *shipped;
-    out.flush();
-    if (!out) {
-      const int e = errno;
-      output_error = e != 0 ? std::string(std::strerror(e)) + " (" + ErrnoName(e) + ")"
-                            : std::string("the stream refused the bytes");
-    }
-  }
-  std::string state = verified ? "released" : "recovered";
-  if (output_error) state = verified ? "unreleased" : "unrecovered";
-
-  if (args.ledger) {
+  const std::string ts = LedgerTimestamp(clock.NowIso());
+  auto append_row = [&](const std::string& state,
+                        const std::optional<std::string>& output_error) -> Status {
     LedgerRow row;
-    row.ts = LedgerTimestamp(clock.NowIso());
+    row.ts = ts;
     row.label = args.label;
     row.verified = verified;
     row.state = state;
@@ -378,19 +370,41 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
                        ", \"fallback\": " + PyJsonOptional(args.fallback) + ", \"repo\": " +
                        (args.repo.empty() ? "null" : PyJsonString(args.repo)) + "}");
     if (output_error) row.extra.emplace_back("output_error", PyJsonString(*output_error));
-    if (Status written = AppendLocked(*args.ledger, FormatLedgerRow(row)); !written.ok()) {
-      err << "cannot write the ledger: " << written.message() << "; nothing was released"
-          << (shipped && !output_error ? " (the bytes already on stdout must not be used)" : "")
-          << "\n";
+    return AppendLocked(*args.ledger, FormatLedgerRow(row));
+  };
+
+  if (args.ledger) {
+    if (Status written = append_row(verified ? "released" : "recovered", std::nullopt);
+        !written.ok()) {
+      err << "cannot write the ledger: " << written.message() << "; nothing was released\n";
       return 3;
     }
   }
 
-  if (output_error) {
-    err << (verified ? "VERIFIED, but " : "REJECTED, and ")
-        << (verified ? "the claim" : "the fallback")
-        << " could not be written to stdout: " << *output_error << "; nothing was released\n";
-    return 4;
+  if (shipped) {
+    errno = 0;
+    out << *shipped;
+    out.flush();
+    if (!out) {
+      const int e = errno;
+      const std::string output_error =
+          e != 0 ? std::string(std::strerror(e)) + " (" + ErrnoName(e) + ")"
+                 : std::string("the stream refused the bytes");
+      std::string uncorrected;
+      if (args.ledger) {
+        if (Status written = append_row(verified ? "unreleased" : "unrecovered", output_error);
+            !written.ok()) {
+          uncorrected = std::string("; the ledger's `") + (verified ? "released" : "recovered") +
+                        "` row for it stands uncorrected: cannot write its `" +
+                        (verified ? "unreleased" : "unrecovered") + "` row: " + written.message();
+        }
+      }
+      err << (verified ? "VERIFIED, but " : "REJECTED, and ")
+          << (verified ? "the claim" : "the fallback")
+          << " could not be written to stdout: " << output_error << "; nothing was released"
+          << uncorrected << "\n";
+      return 4;
+    }
   }
   if (verified) {
     err << "VERIFIED\n";

@@ -35,15 +35,16 @@ namespace devflow {
 ///     <error>`, `cannot read: <error>` (a missing or unreadable file, a `.json` evidence that
 ///     does not parse, a file that is not UTF-8; a leading BOM is tolerated);
 ///   3 the ledger row could not be written: `cannot write the ledger: <error>; nothing was
-///     released` on `err` (plus ` (the bytes already on stdout must not be used)` when the claim
-///     or fallback had already been written);
+///     released` on `err`, nothing on `out`;
 ///   4 the claim (or the fallback) could not be written to `out` (EPIPE, ENOSPC, /dev/full…):
 ///     `VERIFIED, but the claim could not be written to stdout: <strerror> (<ERRNO>); nothing
-///     was released` (or `REJECTED, and the fallback …`) on `err`; the row says `unreleased`
-///     (or `unrecovered`) with an `output_error` field.
-/// Order: the bytes that ship are written to `out` and flushed first and the stream checked;
-/// then the ledger row records what happened. So exit 0 means the claim reached `out` and its
-/// `released` row is durable, and a `released` row never exists for a claim that did not ship.
+///     was released` (or `REJECTED, and the fallback …`) on `err`; a second row, `unreleased`
+///     (or `unrecovered`) with an `output_error` field, follows the first (when that append
+///     fails too, `err` says the first row stands uncorrected and why).
+/// Order: the ledger row (`released` / `recovered`) is durable first, then the bytes that ship
+/// are written to `out`, flushed and the stream checked. So exit 0 means the `released` row was
+/// on disk before the claim reached `out`, a ledger failure never leaves bytes on `out`, and a
+/// `released` row of a claim that did not ship is followed by its `unreleased` row (same `ts`).
 int RunGroundCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 /// Same, reading files through `fs` and stamping ledger rows with `clock` (for tests).

@@ -413,29 +413,29 @@ TEST_CASE("fix: --require runs in linear time, so a catastrophic pattern cannot 
   CHECK(backref.err == "bad --require regex '(a)\\\\1': invalid escape sequence: \\1\n");
 }
 
-TEST_CASE("fix: a ledger that cannot be written exits 3, and what reached stdout is not released") {
-  // The claim (or fallback) is written and checked before its row (issue 7: `released` means
-  // it reached stdout), so a ledger failure after that exits 3 and says the bytes must not be
-  // used.
+TEST_CASE("fix: a ledger that cannot be written exits 3 with nothing on stdout") {
+  // The row is written before the claim (or fallback) goes out (issue 7: a claim printed before
+  // its row failed was shipped unrecorded by `ground | next`), so a ledger failure leaves stdout
+  // empty. Real faults: a directory that does not exist, and /dev/full (ENOSPC).
   Gate gate;
   const std::string ledger = gate.tmp / "no-such-dir/gate.jsonl";
   const Run r = gate.Check("Ship #1.", "#1", {"--ledger", ledger});
   CHECK(r.code == 3);
-  CHECK(r.out == "Ship #1.");
+  CHECK(r.out == "");
   CHECK(r.err == "cannot write the ledger: append " + ledger +
                      ": No such file or directory (ENOENT) at open; nothing was written; create "
                      "the directory " +
-                     gate.tmp / "no-such-dir" +
-                     " and retry; nothing was released (the bytes already on stdout must not be "
-                     "used)\n");
+                     gate.tmp / "no-such-dir" + " and retry; nothing was released\n");
   const Run full = gate.Check(
       "Ship #2.", "#1", {"--ledger", "/dev/full", "--fallback", gate.File("fb.md", "fallback")});
   CHECK(full.code == 3);
-  CHECK(full.out == "fallback");
+  CHECK(full.out == "");
   CHECK(full.err ==
         "cannot write the ledger: append /dev/full: No space left on device (ENOSPC); free space "
-        "on the file system holding /dev and retry; nothing was released (the bytes already on "
-        "stdout must not be used)\n");
+        "on the file system holding /dev and retry; nothing was released\n");
+  const Run verified = gate.Check("Ship #1.", "#1", {"--ledger", "/dev/full"});
+  CHECK(verified.code == 3);
+  CHECK(verified.out == "");
 }
 
 TEST_CASE("fix: each ledger row records the kinds and options in force") {

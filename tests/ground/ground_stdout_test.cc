@@ -1,11 +1,14 @@
 // `ground` exits 0 and ledgers `released` only when the claim really reached stdout (issue 7,
 // code paths): a stdout of /dev/full (ENOSPC at flush) and a pipe whose reader is gone (EPIPE)
-// exit 4 and ledger `unreleased` with the error; a rejected claim whose fallback cannot be
-// written ledgers `unrecovered`. Through the real binary, with the real file descriptors.
+// exit 4 and ledger a second row, `unreleased` with the error, after the `released` row written
+// before the claim went out; a rejected claim whose fallback cannot be written ledgers
+// `unrecovered` after its `recovered`. Through the real binary, with the real file descriptors.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/support.h"
 
@@ -43,11 +46,17 @@ test::RunResult GroundWithStdout(const std::string& how, const std::vector<std::
   return test::RunProgram({"/usr/bin/python3", "-c", script, how});
 }
 
+std::vector<nlohmann::json> Rows(const std::string& ledger) {
+  std::vector<nlohmann::json> rows;
+  std::istringstream in(test::Slurp(ledger).value_or(""));
+  for (std::string line; std::getline(in, line);) rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
+
 nlohmann::json LastRow(const std::string& ledger) {
-  std::string text = test::Slurp(ledger).value_or("");
-  REQUIRE(!text.empty());
-  text.pop_back();
-  return nlohmann::json::parse(text.substr(text.rfind('\n') + 1));
+  const auto rows = Rows(ledger);
+  REQUIRE(!rows.empty());
+  return rows.back();
 }
 
 }  // namespace
@@ -69,6 +78,12 @@ TEST_CASE("ground: a verified claim that cannot reach stdout exits 4 and ledgers
     CHECK(row["verdict"] == "verified");
     CHECK(row["state"] == "unreleased");
     CHECK(row["output_error"] == error);
+    // The row written before the claim went out, superseded by this one (same run, same ts).
+    const auto rows = Rows(ledger);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0]["state"] == "released");
+    CHECK(rows[0]["ts"] == row["ts"]);
+    CHECK(!rows[0].contains("output_error"));
   }
 }
 
@@ -84,6 +99,9 @@ TEST_CASE("ground: a fallback that cannot reach stdout ledgers unrecovered, exit
   auto row = LastRow(ledger);
   CHECK(row["verdict"] == "rejected");
   CHECK(row["state"] == "unrecovered");
+  const auto rows = Rows(ledger);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["state"] == "recovered");
 }
 
 TEST_CASE("ground: a claim that reaches stdout still exits 0 and ledgers released") {
