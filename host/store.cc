@@ -644,20 +644,37 @@ Result<Card> Store::AddArtifact(const ArtifactRequest& request) {
   if (Status s = check(current->state); !s.ok()) return s;
 
   // The file lands before the lock; the journal append stays the only commit point. A commit
-  // that then loses the revision re-check leaves an unreferenced file that a same-revision
-  // retry overwrites (reference §1.8).
+  // that then loses the revision re-check (or finds the lock held) leaves an unreferenced file
+  // that a same-revision retry overwrites (reference §1.8): the rival may be registering this
+  // very name. A fault of this registration's own (the write, taking the lock, reading or
+  // appending the journal) removes the file it placed, so artifacts/ never shows an
+  // unregistered revision after a failed `artifact add` (issue 7, trial).
   std::string name = std::to_string(current->state.stage_revision + 1) + "-" + request.kind + ".md";
   std::string artifacts = JoinPath(dir, "artifacts");
+  const std::string placed = JoinPath(artifacts, name);
+  auto give_back = [&](const Status& failed) -> Status {
+    auto kind = fs_.Kind(placed);
+    if (!kind.ok() || *kind != FileKind::kFile) return failed;  // the temp was unlinked
+    Status undone = fs_.RemoveFile(placed);
+    return Status::Error(
+        failed.code(),
+        failed.message() +
+            (undone.ok()
+                 ? " (the unregistered artifact file " + placed + " was removed)"
+                 : "; the unregistered artifact file " + placed + " could not be removed (" +
+                       undone.message() + "): remove it by hand (rm " + placed + ")"));
+  };
   if (Status s = fs_.CreateDirs(artifacts); !s.ok()) return s;
-  if (Status s = fs_.WriteFileAtomic(JoinPath(artifacts, name), request.content); !s.ok()) {
-    return s;
-  }
+  // A failure after the rename (the directory fsync) leaves the file in place: given back too.
+  if (Status s = fs_.WriteFileAtomic(placed, request.content); !s.ok()) return give_back(s);
 
   std::optional<CardState> committed;
   CardFile file;
+  bool locked = false;  // the body ran: its failures are settled there, under the lock
   Status s = WithCommitLock(id, "retry the registration", [&]() -> Status {
+    locked = true;
     auto read = ReadJournalAgain(c, id, dir, std::move(*current));
-    if (!read.ok()) return read.status();
+    if (!read.ok()) return give_back(read.status());
     CardState* settled = &read->state;
     if (Status refused = check(*settled); !refused.ok()) return refused;
     JournalEntry entry;
@@ -668,12 +685,27 @@ Result<Card> Store::AddArtifact(const ArtifactRequest& request) {
     entry.stage = settled->stage;
     entry.by = request.by;
     entry.kind = request.kind;
-    if (Status appended = AppendEntry(c, dir, *settled, entry); !appended.ok()) return appended;
+    if (Status appended = AppendEntry(c, dir, *settled, entry); !appended.ok()) {
+      // Kept when the entry may be in the journal after all (a close that failed after the
+      // sync, a partial line that could not be cut back): only a journal read back without it
+      // proves the file unregistered.
+      auto after = ReadJournal(c, id, dir);
+      if (!after.ok()) return appended;
+      for (const ArtifactRecord& record : after->state.artifact_records) {
+        if (record.path == entry.path) return appended;
+      }
+      return give_back(appended);
+    }
     file = RewriteProjection(c, id, dir, *settled);
     committed = std::move(*settled);
     return Status::Ok();
   });
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    // Taking the lock failed: contended (a rival holds it and may commit this very name: kept),
+    // or a fault taking it (no writer held it: given back).
+    if (locked || s.code() == "write-contended") return s;
+    return give_back(s);
+  }
   return CardOf(root_, id, dir, std::move(*committed), std::move(file.title), std::move(file.body));
 }
 

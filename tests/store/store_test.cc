@@ -813,6 +813,56 @@ TEST_CASE("a rival commit before the lock leaves an orphan a same-revision retry
   CHECK(*Slurp(b.Dir(c.id) + "/artifacts/3-design.md") == "second");
 }
 
+TEST_CASE("a registration that fails on a fault of its own removes the artifact file it wrote") {
+  // issue 7, trial: `artifact add` that failed after its file was renamed into place left
+  // artifacts/<rev>-<kind>.md with no journal entry. Each fault is injected for real at the seam:
+  // the journal append (ENOSPC), taking the lock (EACCES, ENOSPC), the fsync of artifacts/
+  // after the rename (EIO), reading the journal again under the lock (EIO).
+  struct Fault {
+    std::string op, path, shown;
+    int err;
+  };
+  const std::vector<Fault> faults = {
+      {"append", "journal.jsonl", "append", ENOSPC},
+      {"create-exclusive", "commit.lock", "create-exclusive", EACCES},
+      {"create-exclusive", "commit.lock", "create-exclusive", ENOSPC},
+      {"write-atomic-placed", "artifacts/2-design.md", "fsync", EIO},
+      {"read", "journal.jsonl", "read", EIO},
+  };
+  for (const Fault& f : faults) {
+    CAPTURE(f.op);
+    CAPTURE(f.err);
+    Board b;
+    Card c = b.Create("One");
+    const std::string journal = *Slurp(b.Journal(c.id));
+    const std::string placed = b.Dir(c.id) + "/artifacts/2-design.md";
+    // The read fault must spare the first read (before the file is written): fail the second.
+    int reads = 0;
+    if (f.op == "read") {
+      b.fs.before = [&](const std::string& op, const std::string& path) {
+        if (op == "read" && path == b.Journal(c.id) && ++reads == 1) {
+          b.fs.Fail("read", f.path, f.err, 1);
+        }
+      };
+    } else {
+      b.fs.Fail(f.op, f.path, f.err);
+    }
+    auto r = b.Artifact(c.id, "design", 1, "never registered");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == ErrnoName(f.err));
+    CHECK(r.status().message().ends_with(" (the unregistered artifact file " + placed +
+                                         " was removed)"));
+    CHECK_FALSE(Exists(placed));
+    CHECK(*Slurp(b.Journal(c.id)) == journal);
+    b.fs.Clear();
+    b.fs.before = nullptr;
+    CHECK(b.store.Read(c.id)->artifact_records.empty());
+    // Once the fault is gone the same registration commits, its file in place.
+    REQUIRE(b.Artifact(c.id, "design", 1, "registered").ok());
+    CHECK(*Slurp(placed) == "registered");
+  }
+}
+
 TEST_CASE("a same-revision retry overwrites the orphan left by a contended registration") {
   Board b;
   Card c = b.Create("One");

@@ -91,13 +91,20 @@ void FaultyFileSystem::Fail(std::string op, std::string path_part, int err, int 
   rules_.push_back(Rule{std::move(op), std::move(path_part), err, times});
 }
 
-std::optional<Status> FaultyFileSystem::Check(const std::string& op, const std::string& path) {
+std::optional<Status> FaultyFileSystem::Match(const std::string& op, const std::string& path,
+                                              const std::string& shown_op,
+                                              const std::string& shown_path) {
   for (auto& r : rules_) {
     if (r.op == op && r.times != 0 && path.find(r.path_part) != std::string::npos) {
       if (r.times > 0) --r.times;
-      return OsError(r.err, op, path);
+      return OsError(r.err, shown_op, shown_path);
     }
   }
+  return std::nullopt;
+}
+
+std::optional<Status> FaultyFileSystem::Check(const std::string& op, const std::string& path) {
+  if (auto s = Match(op, path, op, path)) return s;
   if (before) before(op, path);
   return std::nullopt;
 }
@@ -108,7 +115,13 @@ Result<std::string> FaultyFileSystem::ReadFile(const std::string& p) {
 }
 Status FaultyFileSystem::WriteFileAtomic(const std::string& p, std::string_view d) {
   if (auto s = Check("write-atomic", p)) return *s;
-  return base_.WriteFileAtomic(p, d);
+  Status written = base_.WriteFileAtomic(p, d);
+  if (!written.ok()) return written;
+  // The file is in place; what fails is the fsync of its directory that makes the rename durable.
+  if (auto s = Match("write-atomic-placed", p, "fsync", p.substr(0, p.find_last_of('/')))) {
+    return *s;
+  }
+  return written;
 }
 Status FaultyFileSystem::AppendDurable(const std::string& p, std::string_view d) {
   if (auto s = Check("append", p)) return *s;

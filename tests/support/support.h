@@ -59,7 +59,9 @@ class FixedClock : public Clock {
 /// Decorates the real file system and fails chosen operations with a chosen errno, the way
 /// upstream's tests inject EACCES (works as root, where chmod denies nothing).
 /// Operation names: "read", "write-atomic", "append", "create-exclusive", "mkdirs",
-/// "mkdir-exclusive", "remove", "rmdir", "list", "kind", "replace-locked".
+/// "mkdir-exclusive", "remove", "rmdir", "list", "kind", "replace-locked", and
+/// "write-atomic-placed": the atomic write succeeds (the file is renamed into place) and then
+/// fails as the fsync of its directory would (`fsync <dir>: <errno>`).
 class FaultyFileSystem : public FileSystem {
  public:
   explicit FaultyFileSystem(FileSystem& base = PosixFileSystem()) : base_(base) {}
@@ -94,6 +96,8 @@ class FaultyFileSystem : public FileSystem {
     int times;
   };
   std::optional<Status> Check(const std::string& op, const std::string& path);
+  std::optional<Status> Match(const std::string& op, const std::string& path,
+                              const std::string& shown_op, const std::string& shown_path);
   FileSystem& base_;
   std::vector<Rule> rules_;
 };
