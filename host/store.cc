@@ -505,18 +505,25 @@ Result<Card> Store::Create(const CreateRequest& request) {
   }
   // The journal's first line is the commit point of a creation.
   std::string journal = JoinPath(dir, "journal.jsonl");
-  if (Status s = fs_.WriteFileAtomic(journal, EncodeJournalLine(created) + "\n"); !s.ok()) {
-    // No card was created (the atomic replace unlinked its temp file): give the reserved
-    // directory back, so it neither shows as a card without a journal nor holds the number.
-    std::string message =
-        "card " + id + " was not created: " + s.message() + "; " + WriteFix(s.code(), dir);
-    if (Status undone = fs_.RemoveDir(dir); undone.ok()) {
-      message += " (the reserved directory " + dir + " was removed)";
-    } else {
-      message += "; the reserved directory could not be removed (" + undone.message() +
-                 "): remove it by hand (rm -r " + dir + ")";
+  Status journaled = fs_.WriteFileAtomic(journal, EncodeJournalLine(created) + "\n");
+  if (!journaled.ok()) {
+    // A failure after the rename (the directory's fsync) leaves the journal in place: the card
+    // exists, only its durability is in doubt, and the error must say so (issue 7, trial).
+    auto placed = fs_.Kind(journal);
+    if (!placed.ok() || *placed != FileKind::kFile) {
+      // No card was created (the atomic replace unlinked its temp file): give the reserved
+      // directory back, so it neither shows as a card without a journal nor holds the number.
+      const Status& s = journaled;
+      std::string message =
+          "card " + id + " was not created: " + s.message() + "; " + WriteFix(s.code(), dir);
+      if (Status undone = fs_.RemoveDir(dir); undone.ok()) {
+        message += " (the reserved directory " + dir + " was removed)";
+      } else {
+        message += "; the reserved directory could not be removed (" + undone.message() +
+                   "): remove it by hand (rm -r " + dir + ")";
+      }
+      return Status::Error(s.code(), std::move(message));
     }
-    return Status::Error(s.code(), std::move(message));
   }
   const std::string& title = request.title;
   if (Status s = fs_.WriteFileAtomic(JoinPath(dir, "card.md"),
@@ -524,6 +531,14 @@ Result<Card> Store::Create(const CreateRequest& request) {
       !s.ok()) {
     warnings_.Warn("devflow: failed to write the projection for card " + id + ": " + s.message() +
                    "; the journal remains authoritative");
+  }
+  if (!journaled.ok()) {
+    return Status::Error(journaled.code(),
+                         "card " + id + " was created (its journal " + journal +
+                             " is in place) but may not survive a crash: " + journaled.message() +
+                             "; do not create it again: check the disk "
+                             "holding " +
+                             dir + ", then devflow-gate card show " + id);
   }
   return CardOf(root_, id, dir, std::move(state), title, std::string(JsTrim(request.body)));
 }

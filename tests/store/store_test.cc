@@ -387,6 +387,31 @@ TEST_CASE("a creation whose journal write fails removes its reserved directory")
   CHECK(b.Create("Three").id == "0003-three");  // the stuck directory holds its number
 }
 
+// The journal is renamed into place and then the fsync of its directory fails (EIO through the
+// seam): the card exists, so the error says it was created but may not be durable, and nothing
+// of it is removed (issue 7, trial: it said "was not created" of a card that `card list` shows).
+TEST_CASE("a creation whose journal is in place but whose directory fsync fails says so") {
+  Board b;
+  b.Create("One");
+  b.fs.Fail("write-atomic-placed", "0002-two/journal.jsonl", EIO);
+  CreateRequest r;
+  r.title = "Two";
+  auto failed = b.store.Create(r);
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.status().code() == "EIO");
+  const std::string dir = b.Dir("0002-two");
+  CHECK(failed.status().message() ==
+        "card 0002-two was created (its journal " + dir +
+            "/journal.jsonl is in place) but may not survive a crash: fsync " + dir +
+            ": Input/output error (EIO); do not create it again: check the disk holding " + dir +
+            ", then devflow-gate card show 0002-two");
+  b.fs.Clear();
+  auto card = b.store.Read("0002-two");
+  REQUIRE(card.ok());
+  CHECK(card->stage_revision == 1);
+  CHECK(std::filesystem::exists(dir + "/card.md"));
+}
+
 // ---- transitions ---------------------------------------------------------------------------
 
 TEST_CASE("a legal move appends one line and rewrites only the projection keys") {
