@@ -361,19 +361,25 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
     exit = ExitFor(out.code);
   }
   if (const int sig = InterruptSignal()) {
-    // Said on stderr whatever the output format; a move committed before the signal stays
-    // committed (and its row says so).
-    // One prefix: the interrupted message is the host's own (host/executor.cc); a move that
-    // ended before the signal is named, its message (on stdout or in --json) not repeated.
-    std::cerr << "devflow-gate: "
-              << (out.code == "interrupted"
-                      ? TerminalLine(out.message)
-                      : std::string("interrupted by ") + InterruptName(sig) +
-                            " after the move of card " + TerminalLine(req.id) + " had ended (" +
-                            TerminalLine(out.code) + "); that outcome stands")
-              << "\n";
-    if (out.code == "interrupted" && !a.json) return 128 + sig;
-    exit = 128 + sig;
+    // Said on stderr whatever the output format. One prefix: the interrupted message is the
+    // host's own (host/executor.cc). A signal only ends a move that had not ended: one that
+    // ended before the executor saw it (a commit, a veto, a fault) stands, with its own output
+    // and exit code, so a script never reads 128 + N ("did not happen") for a committed move
+    // (issue 7, trial); the note names the move, its message (on stdout or in --json) is not
+    // repeated.
+    if (out.code == "interrupted") {
+      std::cerr << "devflow-gate: " << TerminalLine(out.message) << "\n";
+      if (!a.json) return 128 + sig;
+      exit = 128 + sig;
+    } else if (out.ok && out.card && !a.dry_run) {
+      std::cerr << "devflow-gate: " << InterruptName(sig) << " arrived after card "
+                << TerminalLine(req.id) << " had moved " << out.attempt.edge().Name()
+                << " (revision " << out.card->stage_revision << "); the move stands\n";
+    } else {
+      std::cerr << "devflow-gate: " << InterruptName(sig) << " arrived after the move of card "
+                << TerminalLine(req.id) << " had ended (" << TerminalLine(out.code)
+                << "); that outcome stands\n";
+    }
   }
   if (a.json) {
     std::cout << MoveJson(req, out) << "\n";

@@ -7,10 +7,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -187,6 +190,69 @@ TEST_CASE("SIGINT during a move kills the checker's tree, ledgers interrupted, e
 
 TEST_CASE("SIGHUP during a move kills the checker's tree, ledgers interrupted, exits 129") {
   InterruptWith(SIGHUP, 129, "SIGHUP");
+}
+
+TEST_CASE("SIGTERM after the commit: the move stands, exit 0, its normal output, row allowed") {
+  // issue 7, trial: a SIGTERM that landed after the journal append exited 143, which scripts
+  // read as "did not happen". Synchronised on events: inotify on the ledger (the commit-intent
+  // row written) and on the journal (the commit point); an flock the test holds on the ledger
+  // keeps the outcome row, and so the end of the command, waiting until the signal is sent.
+  Workspace ws("");
+  GateYaml yaml;
+  yaml.command = {Fixture("checkers/allow.sh")};
+  ws.WriteConfig(yaml.Text());
+  ws.CardInDesigning();
+  const std::string ledger = ws.root() + "/ledger/decisions.jsonl";
+  if (!test::Slurp(ledger)) test::Spit(ledger, "");
+  const auto rows_before = Lines(test::Slurp(ledger).value_or(""));
+  const int watch = ::inotify_init1(IN_CLOEXEC);
+  REQUIRE(watch >= 0);
+  const int ledger_wd = ::inotify_add_watch(watch, ledger.c_str(), IN_MODIFY);
+  const int journal_wd = ::inotify_add_watch(watch, ws.journal_path().c_str(), IN_MODIFY);
+  REQUIRE((ledger_wd >= 0 && journal_wd >= 0));
+  // Blocks until a write to the watched file `wd` (events of the other are kept in `seen`).
+  std::vector<int> seen;
+  auto wait_for = [&](int wd) {
+    while (std::find(seen.begin(), seen.end(), wd) == seen.end()) {
+      alignas(inotify_event) char buf[4096];
+      const ssize_t n = ::read(watch, buf, sizeof buf);
+      REQUIRE(n > 0);
+      for (ssize_t at = 0; at < n;) {
+        const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
+        seen.push_back(e->wd);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+      }
+    }
+  };
+
+  test::TempDir logs;
+  pid_t gate = StartGate({"move", ws.card(), "ready"}, ws.path(), logs / "out", logs / "err");
+  wait_for(ledger_wd);  // the commit-intent row is being written
+  const int held = ::open(ledger.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);  // granted once the intent row's append is done
+  wait_for(journal_wd);                  // the commit point: the journal line is appended
+  REQUIRE(::kill(gate, SIGTERM) == 0);   // before the outcome row, which waits for our flock
+  ::close(held);
+  ::close(watch);
+  int status = 0;
+  REQUIRE(::waitpid(gate, &status, 0) == gate);
+  const std::string out = test::Slurp(logs / "out").value_or("");
+  const std::string err = test::Slurp(logs / "err").value_or("");
+  INFO("stdout: " << out << "\nstderr: " << err);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(out.find("check by agent: ok") != std::string::npos);
+  CHECK(err == "devflow-gate: SIGTERM arrived after card " + ws.card() +
+                   " had moved designing->ready (revision 5); the move stands\n");
+  CHECK(ws.ShowJson()["stage"] == "ready");
+  CHECK(ws.ShowJson()["stageRevision"] == 5);
+  auto rows = Lines(test::Slurp(ledger).value_or(""));
+  REQUIRE(rows.size() == rows_before.size() + 2);
+  CHECK(nlohmann::json::parse(rows[rows.size() - 2])["outcome"] == "intent");
+  auto row = nlohmann::json::parse(rows.back());
+  CHECK(row["outcome"] == "allowed");
+  CHECK(row["ok"] == true);
 }
 
 }  // namespace devflow::e2e
