@@ -74,17 +74,15 @@ double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// The level this run must see, worked out independently of the code under test: bubblewrap
-// when the test is not forcing the fallback and the probe command succeeds in a shell here,
-// else the Landlock ABI the kernel reports.
+// The level this run must see: the product's own probe (ProbeSandbox: bubblewrap run exactly as
+// BwrapArgv runs a checker, with the seccomp program and the /proc remount, else the Landlock +
+// seccomp fallback) and its choice, so the expectation cannot drift from what the product tests
+// (a shell probe of a plainer bubblewrap line once did: a host where bubblewrap cannot install
+// the seccomp filter expected "bwrap" while the product rightly chose the fallback). Whether
+// the level then really confines is what the cases below assert.
 std::string ExpectedLevel(const std::string& bwrap) {
-  if (!bwrap.empty() &&
-      std::system("bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent "
-                  "--new-session --cap-drop ALL -- /bin/true >/dev/null 2>&1") == 0) {
-    return "bwrap";
-  }
-  long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, 1U);
-  return abi > 0 ? "landlock-abi" + std::to_string(abi) + "+seccomp" : "none";
+  const SandboxSupport& support = ProbeSandbox(bwrap, ProbeOptions{.remember = false});
+  return SandboxLevelName(ChooseSandbox(support, false), support.landlock_abi);
 }
 
 // The errno name a denied write gets at `level`.
