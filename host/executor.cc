@@ -151,6 +151,7 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
     return out;
   }
   out.attempt = *attempt;
+  if (depth == 0 && on_resolved_) on_resolved_(*attempt);
 
   AttemptContext context;
   context.dry_run = request.dry_run;

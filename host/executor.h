@@ -63,6 +63,10 @@ class Executor {
 
   /// Installs the hook run before every commit (none by default).
   void SetBeforeCommit(BeforeCommit hook) { before_commit_ = std::move(hook); }
+  /// Installs the hook run once a move's attempt is resolved, before its waterfall (not for
+  /// the park that may follow): the server records it for the ledger row of an attempt that a
+  /// drain interrupts (docs/server.md "Reload and drain").
+  void SetOnResolved(std::function<void(const Attempt&)> hook) { on_resolved_ = std::move(hook); }
 
   /// Steps of §2.2: read; revision CAS ("revision-mismatch": `card <id> is at revision N, not
   /// the expected M; re-read and retry`); legality ("illegal-edge"); rework reason
@@ -93,6 +97,7 @@ class Executor {
   Clock& clock_;
   Warnings& warnings_;
   BeforeCommit before_commit_;
+  std::function<void(const Attempt&)> on_resolved_;
 };
 
 }  // namespace devflow

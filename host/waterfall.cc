@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "host/unwind.h"
+
 namespace devflow {
 namespace {
 
@@ -18,6 +20,10 @@ Decision RunFrom(const std::vector<Policy*>& policies, size_t index, const Attem
     // Fail closed: a policy that cannot finish never lets the move through.
     return Decision::Veto("policy " + policy->id() + " failed: " + e.what());
   } catch (...) {
+    // A coroutine's forced unwind (a server attempt whose coroutine is destroyed while its
+    // check waits) passes on: it is no failure of the policy, and swallowing it is undefined
+    // behaviour (host/unwind.h).
+    RethrowIfForcedUnwind();
     return Decision::Veto("policy " + policy->id() + " failed with an unknown error");
   }
 }

@@ -9,6 +9,7 @@
 #include "host/decision_ledger.h"
 #include "host/json_output.h"
 #include "host/os.h"
+#include "host/unwind.h"
 #include "plugin/registry.h"
 
 namespace devflow {
@@ -111,7 +112,8 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& opti
 }
 
 MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warnings,
-                    bool* ledger_failed, const std::string& decision_id) {
+                    bool* ledger_failed, const std::string& decision_id,
+                    const std::function<void(const Attempt&)>& on_resolved) {
   // Temp files of writers that died mid-write are removed before anything reads these dirs
   // (they are never read as records anyway: their names never match one).
   if (!request.dry_run && IsValidCardId(request.id)) {
@@ -130,6 +132,7 @@ MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warning
   const std::string ledger = DecisionLedgerPath(d.root);
   std::optional<std::pair<Attempt, int64_t>> intent;  // the last commit announced, and its rev
   Executor executor(*d.store, d.policies, SystemClock(), warnings);
+  if (on_resolved) executor.SetOnResolved(on_resolved);
   if (!request.dry_run) {
     executor.SetBeforeCommit([&](const Attempt& attempt, const TransitionCommit& commit) {
       Status written =
@@ -158,10 +161,9 @@ MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warning
   std::optional<std::string> crashed;
   try {
     out = executor.Move(request);
-  } catch (const std::exception& e) {
-    crashed = e.what();
   } catch (...) {
-    crashed = "an exception that is not a std::exception";
+    // A coroutine's forced unwind (the server's attempts) is rethrown: it is no crash.
+    crashed = CurrentExceptionWhat();
   }
   if (crashed) out = Crashed(d, request, intent, *crashed);
   out.sandbox = TakeSandboxLevels();

@@ -77,8 +77,10 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& opti
 /// from the journal, whether the commit happened) with its row. Under dry run: the executor's
 /// move only, nothing written. Every row of the attempt carries `decision_id` (a new
 /// NewDecisionId when empty), so a caller that answers with an id answers the ledger's.
+/// `on_resolved`, when set, is Executor::SetOnResolved's hook.
 MoveOutcome RunMove(Deployment& d, const MoveRequest& request, Warnings& warnings,
-                    bool* ledger_failed = nullptr, const std::string& decision_id = "");
+                    bool* ledger_failed = nullptr, const std::string& decision_id = "",
+                    const std::function<void(const Attempt&)>& on_resolved = {});
 
 /// `move --json`'s object for an outcome, compact:
 /// {"ok","code","message","card","checks","parked","report"} plus under dry run

@@ -47,6 +47,7 @@
 #include "host/server/metrics.h"
 #include "host/server/peer.h"
 #include "host/server/screen_pool.h"
+#include "host/unwind.h"
 #include "reports/sha256.h"
 
 namespace devflow {
@@ -351,6 +352,16 @@ class Core {
       query = ParseQuery(target.substr(target.find('?') + 1));
     }
     const std::string endpoint = EndpointName(path);
+    // The test seam (docs/server.md "Test seams"): a request that asks for a fault gets it.
+    std::string fault;
+    if (test_faults_) {
+      if (auto h = req.find("X-Devflow-Test-Fault"); h != req.end()) {
+        fault.assign(h->value().data(), h->value().size());
+      }
+      if (fault == "handler") {
+        throw std::runtime_error("test fault: the handler threw (X-Devflow-Test-Fault: handler)");
+      }
+    }
     auto finish = [this, endpoint, done](Reply r) {
       metrics_.Request(endpoint, r.status);
       done(std::move(r));
@@ -382,8 +393,8 @@ class Core {
         }
         header_deadline = n;
       }
-      if (path == "/v1/admit") return Admit(req.body(), header_deadline, received, finish);
-      return Moves(req.body(), header_deadline, received, finish);
+      if (path == "/v1/admit") return Admit(req.body(), header_deadline, received, fault, finish);
+      return Moves(req.body(), header_deadline, received, fault, finish);
     }
     static const std::set<std::string> known = {
         "/healthz", "/readyz", "/metrics", "/v1/reload", "/v1/explain", "/v1/admit", "/v1/moves"};
@@ -414,7 +425,7 @@ class Core {
       // The trees of the checks still running die first, and only then does the process end:
       // when the server's exit is seen, nothing a check started runs any more.
       KillRunningChecks();
-      for (auto& [id, job] : in_flight_) WriteInterrupted(job);
+      for (auto& [id, job] : in_flight_) WriteInterrupted(*job);
       Log().Write("warn", {{"msg", "drain timeout: attempts still running were interrupted"},
                            {"interrupted", std::to_string(in_flight_.size()), true}});
       std::cerr.flush();
@@ -422,20 +433,43 @@ class Core {
     });
   }
 
+  // An exception out of a request's handling on the I/O thread (issue 7 item 10): 500 with a
+  // JSON error, and the server goes on serving.
+  Reply HandlerFailed(const std::string& target, const std::string& what) {
+    const std::string message =
+        "internal error while serving " + target + ": " + what + "; report this with the request";
+    Log().Write("error", {{"msg", message}});
+    metrics_.Request(EndpointName(target.substr(0, target.find('?'))), 500);
+    return ErrorReply(500, "", message);
+  }
+
   void set_token(std::string token) { token_ = std::move(token); }
+  // DEVFLOW_GATE_TEST_FAULTS=1: requests may ask for a fault (X-Devflow-Test-Fault).
+  void set_test_faults(bool on) { test_faults_ = on; }
   const std::string& last_reload_error() const { return last_reload_error_; }
 
  private:
   struct Job {
     uint64_t seq = 0;
-    std::string key;  // root + '\0' + card id: attempts on one card run one at a time
+    std::string key;       // root + '\0' + card id: attempts on one card run one at a time
+    std::string endpoint;  // "/v1/admit" or "/v1/moves"
     std::shared_ptr<const Generation> generation;
     Deployment* deployment = nullptr;
     std::optional<Clock::time_point> deadline;
-    std::function<Reply(Deployment&)> work;
+    Clock::time_point received;
+    // Drawn when the attempt starts: its ledger row, its answer and its log line carry it,
+    // whatever ends it (a decision, a fault, the drain).
+    std::string decision_id;
+    // Decides the attempt on its coroutine; sets `recorded` once its ledger row is written.
+    std::function<Reply(Job&)> work;
     std::function<void(Reply)> done;
-    // For an `interrupted` row when the drain times out.
+    // What the ledger row of an attempt that did not finish says (a fault, the drain): the
+    // request, and the attempt once it is known (/v1/admit: the caller's; /v1/moves: as the
+    // executor resolved it).
     MoveRequest move;
+    std::optional<Attempt> attempt;
+    bool recorded = false;
+    std::string test_fault;  // X-Devflow-Test-Fault (DEVFLOW_GATE_TEST_FAULTS=1 only)
   };
 
   static std::string EndpointName(const std::string& path) {
@@ -579,7 +613,8 @@ class Core {
   }
 
   void Admit(const std::string& body, std::optional<int64_t> header_deadline,
-             Clock::time_point received, std::function<void(Reply)> finish) {
+             Clock::time_point received, const std::string& fault,
+             std::function<void(Reply)> finish) {
     BodyError error;
     std::optional<AdmitBody> parsed = ParseAdmitBody(body, error);
     if (!parsed) return finish(ErrorReply(400, error.field, error.message));
@@ -588,18 +623,25 @@ class Core {
     parsed->admit.attempt.root = d->root;
     Job job;
     job.key = d->root + std::string(1, '\0') + parsed->admit.attempt.id;
+    job.endpoint = "/v1/admit";
     job.deployment = d;
     job.deadline = DeadlineOf(received, header_deadline, parsed->deadline_ms);
+    job.received = received;
+    job.test_fault = fault;
     job.move.id = parsed->admit.attempt.id;
     job.move.to = parsed->admit.attempt.to;
     job.move.expected_revision = parsed->admit.attempt.expected_revision;
     job.move.by = parsed->admit.attempt.by;
     job.move.reason = parsed->admit.attempt.reason;
+    job.move.dry_run = parsed->admit.dry_run;
+    job.attempt = parsed->admit.attempt;
     AdmitRequest admit = parsed->admit;
-    job.work = [this, admit, received](Deployment& dep) {
-      const std::string decision_id = DecisionId();
+    job.work = [this, admit, received](Job& job) {
+      const std::string& decision_id = job.decision_id;
+      TestFault(job);
       bool ledger_failed = false;
-      AdmitOutcome out = RunAdmit(dep, admit, warnings_, &ledger_failed, decision_id);
+      AdmitOutcome out = RunAdmit(*job.deployment, admit, warnings_, &ledger_failed, decision_id);
+      job.recorded = true;
       if (ledger_failed) metrics_.LedgerRowNotWritten();
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - received).count();
       std::string outcome = out.decision.allowed ? "allowed" : out.park ? "parked" : "vetoed";
@@ -625,7 +667,8 @@ class Core {
   }
 
   void Moves(const std::string& body, std::optional<int64_t> header_deadline,
-             Clock::time_point received, std::function<void(Reply)> finish) {
+             Clock::time_point received, const std::string& fault,
+             std::function<void(Reply)> finish) {
     BodyError error;
     std::optional<MovesBody> parsed = ParseMovesBody(body, error);
     if (!parsed) return finish(ErrorReply(400, error.field, error.message));
@@ -633,14 +676,20 @@ class Core {
     if (!d) return finish(ErrorReply(403, error.field, error.message));
     Job job;
     job.key = d->root + std::string(1, '\0') + parsed->move.id;
+    job.endpoint = "/v1/moves";
     job.deployment = d;
     job.deadline = DeadlineOf(received, header_deadline, parsed->deadline_ms);
+    job.received = received;
+    job.test_fault = fault;
     job.move = parsed->move;
     MoveRequest move = parsed->move;
-    job.work = [this, move, received](Deployment& dep) {
-      const std::string decision_id = DecisionId();
+    job.work = [this, move, received](Job& job) {
+      const std::string& decision_id = job.decision_id;
+      TestFault(job);
       bool ledger_failed = false;
-      MoveOutcome out = RunMove(dep, move, warnings_, &ledger_failed, decision_id);
+      MoveOutcome out = RunMove(*job.deployment, move, warnings_, &ledger_failed, decision_id,
+                                [&job](const Attempt& attempt) { job.attempt = attempt; });
+      job.recorded = true;
       if (ledger_failed) metrics_.LedgerRowNotWritten();
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - received).count();
       std::string outcome = out.code;
@@ -714,9 +763,9 @@ class Core {
   void Start(Job job) {
     busy_.insert(job.key);
     ++running_;
-    const uint64_t seq = job.seq;
-    in_flight_[seq] = job;
+    job.decision_id = DecisionId();
     auto shared = std::make_shared<Job>(std::move(job));
+    in_flight_[shared->seq] = shared;
     asio::spawn(
         io_, std::allocator_arg, stacks_,
         [this, shared](asio::yield_context yield) {
@@ -725,10 +774,13 @@ class Core {
             CoroutineWaiter waiter(io_, yield);
             CheckWaiter::Scope on_io(&waiter);
             BudgetedChecker::Scope scope(shared->deadline);
+            // Nothing crosses into the io_context (asio::detached would drop it, leaving the
+            // card busy for ever) but the coroutine's own forced unwind (host/unwind.h).
             try {
-              reply = shared->work(*shared->deployment);
-            } catch (const std::exception& e) {  // never crosses into the io_context
-              reply = ErrorReply(500, "", std::string("internal error: ") + e.what());
+              reply = shared->work(*shared);
+            } catch (...) {
+              const std::string what = CurrentExceptionWhat();
+              reply = Failed(*shared, what);
             }
           }
           --running_;
@@ -750,18 +802,60 @@ class Core {
   void UpdateGauges() { metrics_.SetAttempts(running_, static_cast<int64_t>(waiting_.size())); }
 
   void WriteInterrupted(const Job& job) {
+    RecordUnfinished(job, "interrupted",
+                     "the server was stopped (SIGTERM) and its drain timeout of " +
+                         std::to_string(options_.drain_timeout_ms) +
+                         "ms ended before this attempt was decided");
+  }
+
+  // The ledger row of an attempt that ends without writing its own (a fault, the drain): the
+  // attempt as far as it is known, under the attempt's decision id. None under dryRun (which
+  // writes nothing) and none once the attempt's own row is written.
+  void RecordUnfinished(const Job& job, const std::string& code, const std::string& message) {
+    if (job.recorded || job.move.dry_run) return;
     MoveOutcome out;
-    out.code = "interrupted";
-    out.message = "the server was stopped (SIGTERM) and its drain timeout of " +
-                  std::to_string(options_.drain_timeout_ms) +
-                  "ms ended before this attempt was decided";
+    out.code = code;
+    out.message = message;
+    if (job.attempt) out.attempt = *job.attempt;
     Status s = AppendDecision(RealFileSystem(), job.deployment->root, job.move, out,
-                              SystemClock().NowIso(), IdentityOf(*job.deployment));
+                              SystemClock().NowIso(), IdentityOf(*job.deployment), job.decision_id);
     if (!s.ok()) {
       metrics_.LedgerRowNotWritten();
-      Log().Write("error", {{"msg", "could not write an interrupted row: " + s.message()},
+      Log().Write("error", {{"msg", "could not write the " + code + " row: " + s.message()},
+                            {"decisionId", job.decision_id},
                             {"card", job.move.id}});
     }
+  }
+
+  // An exception out of an attempt (issue 7 item 10): the attempt's ledger row when it has
+  // none yet, and a 500 with a JSON error; the caller frees the card for its next attempt.
+  Reply Failed(Job& job, const std::string& what) {
+    const std::string message = "internal error while deciding card " + job.move.id + " (" +
+                                job.endpoint + "): " + what +
+                                "; report this with the request that failed";
+    RecordUnfinished(job, "internal-error", message);
+    job.recorded = true;
+    const double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - job.received).count();
+    metrics_.Decision(job.endpoint, "internal-error", ms / 1000.0);
+    Log().Write("error", {{"msg", message},
+                          {"decisionId", job.decision_id},
+                          {"endpoint", job.endpoint},
+                          {"card", job.move.id},
+                          {"outcome", "internal-error"},
+                          {"dryRun", job.move.dry_run ? "true" : "false", true},
+                          {"ms", Ms(ms), true}});
+    return JsonReply(500, "{\"error\":" + JsonString(message) +
+                              ",\"decisionId\":" + JsonString(job.decision_id) + "}");
+  }
+
+  // The test seam's faults on an attempt's coroutine, after its decision id is drawn and
+  // before it is decided (docs/server.md "Test seams").
+  static void TestFault(const Job& job) {
+    if (job.test_fault == "decision") {
+      throw std::runtime_error("test fault: the decision threw (X-Devflow-Test-Fault: decision)");
+    }
+    if (job.test_fault == "decision-nonstd") throw 42;
   }
 
   asio::io_context& io_;
@@ -772,9 +866,10 @@ class Core {
   std::shared_ptr<const Generation> current_;
   std::string last_reload_error_;
   std::string token_;
+  bool test_faults_ = false;
   std::deque<Job> waiting_;
   std::set<std::string> busy_;
-  std::map<uint64_t, Job> in_flight_;
+  std::map<uint64_t, std::shared_ptr<Job>> in_flight_;
   int running_ = 0;
   uint64_t seq_ = 0;
   bool draining_ = false;
@@ -896,9 +991,23 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     request_ = parser_->release();
     const bool keep = request_.keep_alive();
     auto self = this->shared_from_this();
-    core_.Handle(request_, peer_, [self, keep](Reply r) {
-      self->Write(std::move(r), keep && !self->core_.draining());
-    });
+    // One answer per request, whatever throws where: an exception out of the handling is a
+    // 500 (when nothing was answered yet), never an exception out of the io_context.
+    auto answered = std::make_shared<bool>(false);
+    try {
+      core_.Handle(request_, peer_, [self, keep, answered](Reply r) {
+        if (*answered) return;
+        *answered = true;
+        self->Write(std::move(r), keep && !self->core_.draining());
+      });
+    } catch (...) {
+      const std::string what = CurrentExceptionWhat();
+      if (*answered) return;
+      *answered = true;
+      Write(core_.HandlerFailed(std::string(request_.target().data(), request_.target().size()),
+                                what),
+            false);
+    }
   }
 
   // `unread`: the request's body may still be on its way; the connection then closes by
@@ -1222,6 +1331,9 @@ int RunServer(const ServerOptions& in) {
   asio::io_context io(1);
   Core core(io, options);
   core.set_token(token);
+  if (const char* faults = std::getenv("DEVFLOW_GATE_TEST_FAULTS"); faults && *faults == '1') {
+    core.set_test_faults(true);
+  }
   if (Status s = core.Reload(); !s.ok()) {
     std::cerr << s.message() << "\n";
     return kExitUsage;
@@ -1347,7 +1459,18 @@ int RunServer(const ServerOptions& in) {
   Log().Write("info", {{"msg", "ready"},
                        {"roots", std::to_string(options.roots.size()), true},
                        {"maxChecks", std::to_string(options.max_checks), true}});
-  io.run();
+  // A handler's exception that no request's handling caught (an I/O completion's own) ends
+  // that handler, not the server: run() is resumed (issue 7 item 10). A coroutine's forced
+  // unwind never reaches here: it ends inside its coroutine.
+  for (;;) {
+    try {
+      io.run();
+      break;
+    } catch (...) {
+      Log().Write("error", {{"msg", std::string("internal error in an I/O handler: ") +
+                                        CurrentExceptionWhat() + "; the server goes on serving"}});
+    }
+  }
   for (const auto& p : socket_paths) ::unlink(p.c_str());
   Log().Write("info", {{"msg", "stopped"}});
   return kExitOk;

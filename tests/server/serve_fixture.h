@@ -248,11 +248,11 @@ class Serve {
 /// A server on `<workspace>/gate.sock` serving the workspace's root; ready when it returns.
 struct SocketServer {
   SocketServer(const e2e::Workspace& ws, std::vector<std::string> extra = {},
-               bool under_filter = false)
+               bool under_filter = false, const std::map<std::string, std::string>& env = {})
       : socket(ws / "gate.sock") {
     std::vector<std::string> args = {"--root", ws.root(), "serve", "--listen", "unix:" + socket};
     args.insert(args.end(), extra.begin(), extra.end());
-    serve = std::make_unique<Serve>(ws.path(), args, under_filter);
+    serve = std::make_unique<Serve>(ws.path(), args, under_filter, env);
     std::string ready = serve->WaitLog("\"msg\":\"ready\"");
     INFO("server log:\n" << serve->Log());
     REQUIRE(!ready.empty());

@@ -1,0 +1,153 @@
+// The admission server when serving a request fails (issue 7 item 10: "any exception that
+// escapes ... never std::terminate"): a request whose handling throws is answered 500 with a
+// JSON error, a decision under way leaves its ledger row, attempts in flight are undisturbed,
+// and the server keeps serving. Faults come from the server's test seam
+// (DEVFLOW_GATE_TEST_FAULTS=1 + X-Devflow-Test-Fault, docs/server.md "Test seams"), which
+// throws where real code would.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "server/serve_fixture.h"
+
+namespace devflow::server_test {
+namespace {
+
+using e2e::Fixture;
+using e2e::Workspace;
+using nlohmann::json;
+
+const std::map<std::string, std::string> kFaults = {{"DEVFLOW_GATE_TEST_FAULTS", "1"}};
+
+// The agent gate on designing->ready with one provider running `script` with `arg` (sandbox
+// off, so a fixture may talk to the test through FIFOs).
+std::string Config(const std::string& script, const std::string& arg = "") {
+  std::string y = "providers:\n  checker:\n    command: ['" + script + "'" +
+                  (arg.empty() ? "" : ", '" + arg + "'") + "]\n    sandbox: off\n";
+  y += "plugins:\n  - id: devflow-agent-gate\n    config:\n      edges:\n";
+  y += "        'designing->ready':\n          provider: checker\n";
+  y += "          inputs: [prd, design]\n          prompt: Check the design.\n";
+  y += "      checkTimeoutMs: 20000\n      verdictCacheDir: .devflow-agent-gate-cache\n";
+  return y;
+}
+
+std::string AttemptBody(const Workspace& ws, const std::string& extra = "") {
+  json a = {{"id", ws.card()},
+            {"from", "designing"},
+            {"to", "ready"},
+            {"expectedRevision", 4},
+            {"by", {{"kind", "human"}}},
+            {"root", ws.root()},
+            {"at", "2026-09-16T08:00:00.000Z"}};
+  std::string body = a.dump();
+  if (!extra.empty()) body.insert(body.size() - 1, "," + extra);
+  return body;
+}
+
+// The ledger rows of the attempts on designing->ready (the card's set-up moves have rows too).
+std::vector<json> LedgerRows(const Workspace& ws) {
+  std::vector<json> rows;
+  const auto text = test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or("");
+  for (const auto& line : e2e::Lines(text)) {
+    json row = json::parse(line);
+    if (row["edge"] != "draft->designing") rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST_CASE(
+    "serve: a request whose handler throws is answered 500 while a check is in flight, which "
+    "finishes undisturbed") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws, {"--drain-timeout-ms", "20000"}, false, kFaults);
+  HttpAnswer answer;
+  std::thread in_flight([&] { answer = server.Post("/v1/admit", AttemptBody(ws)); });
+  // The check is running: its attempt's coroutine is suspended on the I/O thread.
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+
+  HttpAnswer failed = Request(server.socket, "GET", "/v1/cards/" + ws.card(), "",
+                              {"X-Devflow-Test-Fault: handler"});
+  INFO("server log:\n" << server.serve->Log());
+  CHECK(failed.status == 500);
+  CHECK(failed.Header("Content-Type") == "application/json");
+  CHECK(failed.json()["error"].get<std::string>().find(
+            "the handler threw (X-Devflow-Test-Fault: handler)") != std::string::npos);
+  CHECK(server.Get("/healthz").status == 200);  // still serving
+  CHECK(server.Get("/v1/cards/" + ws.card()).status == 200);
+
+  test::Spit(fifos / "go", "go\n");
+  in_flight.join();
+  INFO(answer.body);
+  CHECK(answer.status == 200);
+  CHECK(answer.json()["allowed"] == true);
+  std::vector<json> rows = LedgerRows(ws);
+  INFO("ledger:\n" << test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["code"] == "admitted");
+  CHECK(rows[0]["edge"] == "designing->ready");
+  CHECK(server.serve->Stop(SIGTERM) == 0);
+}
+
+TEST_CASE(
+    "serve: an attempt whose decision throws is answered 500, leaves an internal-error ledger "
+    "row, and the card's next attempt is decided") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws, {}, false, kFaults);
+  // A std::exception and an exception of another type, on /v1/admit and on /v1/moves.
+  struct Case {
+    std::string endpoint, fault, what;
+  };
+  const std::vector<Case> cases = {
+      {"/v1/admit", "decision", "the decision threw (X-Devflow-Test-Fault: decision)"},
+      {"/v1/admit", "decision-nonstd", "an exception that is not a std::exception"},
+      {"/v1/moves", "decision", "the decision threw (X-Devflow-Test-Fault: decision)"}};
+  for (const Case& c : cases) {
+    CAPTURE(c.endpoint);
+    CAPTURE(c.fault);
+    const std::string body =
+        c.endpoint == "/v1/admit"
+            ? AttemptBody(ws)
+            : json({{"id", ws.card()}, {"to", "ready"}, {"expectRevision", 4}}).dump();
+    const size_t before = LedgerRows(ws).size();
+    HttpAnswer a = server.Post(c.endpoint, body, {"X-Devflow-Test-Fault: " + c.fault});
+    INFO(a.body);
+    INFO("server log:\n" << server.serve->Log());
+    CHECK(a.status == 500);
+    CHECK(a.Header("Content-Type") == "application/json");
+    const std::string error = a.json()["error"].get<std::string>();
+    CHECK(error.find("internal error while deciding card " + ws.card() + " (" + c.endpoint +
+                     "): ") != std::string::npos);
+    CHECK(error.find(c.what) != std::string::npos);
+    std::vector<json> rows = LedgerRows(ws);
+    REQUIRE(rows.size() == before + 1);
+    const json& row = rows.back();
+    CHECK(row["decision"] == a.json()["decisionId"]);
+    CHECK(row["code"] == "internal-error");
+    CHECK(row["outcome"] == "fault");
+    CHECK(row["ok"] == false);
+    CHECK(row["message"] == error);
+    // The request's own view: /v1/admit's attempt is the caller's; /v1/moves' was not yet
+    // resolved when the fault came (the edge's `from` is then the unknown `?`).
+    CHECK(row["edge"] == (c.endpoint == "/v1/admit" ? "designing->ready" : "?->ready"));
+    CHECK(row["revision"] == 4);
+    CHECK(server.serve->Log().find("\"level\":\"error\",\"msg\":\"" + error) != std::string::npos);
+  }
+  // The card is free: its next attempt runs and is decided.
+  HttpAnswer next = server.Post("/v1/admit", AttemptBody(ws));
+  CHECK(next.status == 200);
+  CHECK(next.json()["allowed"] == true);
+  CHECK(LedgerRows(ws).back()["code"] == "admitted");
+  CHECK(server.Get("/metrics")
+            .body.find("devflow_gate_requests_total{endpoint=\"/v1/admit\",code=\"500\"} 2") !=
+        std::string::npos);
+  CHECK(server.serve->Stop(SIGTERM) == 0);
+}
+
+}  // namespace
+}  // namespace devflow::server_test
