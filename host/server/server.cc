@@ -194,28 +194,36 @@ struct Generation {
 // synchronous code, and where a check waits for its checker (checker/subprocess.h CheckWaiter)
 // the coroutine suspends and the io_context serves everything else meanwhile. A cache hit or a
 // veto before any check completes without leaving the I/O thread.
+//
+// `halted`: the drain timed out (Core::Drain). From then on no attempt is resumed: the drain
+// has killed its check and recorded and answered it as interrupted, and the process ends
+// without unwinding it (a coroutine destroyed while suspended is unwound by forced_unwind,
+// host/unwind.h; the server never relies on that).
 class CoroutineWaiter : public CheckWaiter {
  public:
-  CoroutineWaiter(asio::io_context& io, asio::yield_context yield)
-      : io_(io), yield_(std::move(yield)), wake_(io) {}
+  CoroutineWaiter(asio::io_context& io, asio::yield_context yield, const bool& halted)
+      : io_(io), yield_(std::move(yield)), wake_(io), halted_(halted) {}
   asio::io_context& io() override { return io_; }
   void Wait(const std::function<bool()>& ready) override {
     // What is per attempt on this thread is set aside while others run: the request deadline
     // (check_budget.h) and the waiter itself; both are this attempt's again on resumption.
     BudgetedChecker::Scope no_deadline(std::nullopt);
     CheckWaiter::Scope no_waiter(nullptr);
-    while (!ready()) {
+    while (halted_ || !ready()) {
       wake_.expires_at(asio::steady_timer::time_point::max());
       boost::system::error_code ec;
       wake_.async_wait(yield_[ec]);  // cancelled by Wake
     }
   }
-  void Wake() override { wake_.cancel(); }
+  void Wake() override {
+    if (!halted_) wake_.cancel();
+  }
 
  private:
   asio::io_context& io_;
   asio::yield_context yield_;
   asio::steady_timer wake_;
+  const bool& halted_;
 };
 
 // The coroutine's stack: the waterfall's deepest path (YAML, RE2, JSON) with room to spare
@@ -406,7 +414,8 @@ class Core {
   }
 
   // SIGTERM: stop taking attempts, answer the queued ones 503, let running ones finish up to
-  // the drain timeout, then write `interrupted` rows for what is still running and exit 0.
+  // the drain timeout; then kill the checks still running, write an `interrupted` row for each
+  // attempt still running, answer it 503, and exit 0 once the answers are written.
   void Drain(std::function<void()> stop_listening) {
     if (draining_) return;
     draining_ = true;
@@ -422,14 +431,28 @@ class Core {
     drain_timer_.emplace(io_, std::chrono::milliseconds(options_.drain_timeout_ms));
     drain_timer_->async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
-      // The trees of the checks still running die first, and only then does the process end:
-      // when the server's exit is seen, nothing a check started runs any more.
+      // No attempt is resumed any more (CoroutineWaiter): whatever its check's end would
+      // wake, it stays suspended until the process ends, so none decides, writes or answers
+      // after this. The trees of the checks still running die first, and only then does the
+      // process end: when the server's exit is seen, nothing a check started runs any more.
+      halted_ = true;
       KillRunningChecks();
-      for (auto& [id, job] : in_flight_) WriteInterrupted(*job);
+      const std::string why = "the server was stopped (SIGTERM) and its drain timeout of " +
+                              std::to_string(options_.drain_timeout_ms) +
+                              "ms ended before this attempt was decided";
+      for (auto& [id, job] : in_flight_) {
+        RecordUnfinished(*job, "interrupted", why);
+        Reply r =
+            JsonReply(503, "{\"error\":" +
+                               JsonString(why + ": nothing was decided or committed; retry on "
+                                                "the server's successor") +
+                               ",\"decisionId\":" + JsonString(job->decision_id) + "}");
+        r.headers.emplace_back("Retry-After", "1");
+        job->done(std::move(r));
+      }
       Log().Write("warn", {{"msg", "drain timeout: attempts still running were interrupted"},
                            {"interrupted", std::to_string(in_flight_.size()), true}});
-      std::cerr.flush();
-      std::_Exit(kExitOk);
+      MaybeStop();
     });
   }
 
@@ -771,7 +794,7 @@ class Core {
         [this, shared](asio::yield_context yield) {
           Reply reply;
           {
-            CoroutineWaiter waiter(io_, yield);
+            CoroutineWaiter waiter(io_, yield, halted_);
             CheckWaiter::Scope on_io(&waiter);
             BudgetedChecker::Scope scope(shared->deadline);
             // Nothing crosses into the io_context (asio::detached would drop it, leaving the
@@ -793,20 +816,20 @@ class Core {
         asio::detached);
   }
 
-  // A drain ends when no attempt runs and every answer has been written.
+  // A drain ends when no attempt runs and every answer has been written; a drain that timed
+  // out, when the interrupted attempts' answers are written (each write is bounded by
+  // --read-timeout-ms). Its suspended attempts are never unwound: the process ends first.
   void MaybeStop() {
+    if (halted_) {
+      if (shared_->writes != 0) return;
+      std::cerr.flush();
+      std::_Exit(kExitOk);
+    }
     if (!draining_ || running_ != 0 || shared_->writes != 0) return;
     asio::post(io_, [this] { io_.stop(); });
   }
 
   void UpdateGauges() { metrics_.SetAttempts(running_, static_cast<int64_t>(waiting_.size())); }
-
-  void WriteInterrupted(const Job& job) {
-    RecordUnfinished(job, "interrupted",
-                     "the server was stopped (SIGTERM) and its drain timeout of " +
-                         std::to_string(options_.drain_timeout_ms) +
-                         "ms ended before this attempt was decided");
-  }
 
   // The ledger row of an attempt that ends without writing its own (a fault, the drain): the
   // attempt as far as it is known, under the attempt's decision id. None under dryRun (which
@@ -873,6 +896,7 @@ class Core {
   int running_ = 0;
   uint64_t seq_ = 0;
   bool draining_ = false;
+  bool halted_ = false;  // the drain timed out: no attempt is resumed (CoroutineWaiter)
   std::optional<asio::steady_timer> drain_timer_;
   // The attempts' coroutine stacks, kept for reuse: a fresh mapping per attempt costs a page
   // fault for every page the waterfall touches.

@@ -506,25 +506,54 @@ TEST_CASE("serve: SIGTERM lets an attempt in flight finish and answer, then exit
   CHECK(server.serve->Stop(0) == 0);
 }
 
-TEST_CASE("serve: a drain that times out writes an interrupted row for the attempt in flight") {
-  test::TempDir fifos;
-  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
-  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
-  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
-  ws.CardInDesigning();
-  SocketServer server(ws, {"--drain-timeout-ms", "100"});
-  HttpAnswer answer;
-  std::thread in_flight([&] { answer = server.Post("/v1/admit", AttemptBody(ws)); });
-  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
-  CHECK(server.serve->Stop(SIGTERM) == 0);
-  in_flight.join();
-  CHECK(answer.status == 0);  // the connection closed without an answer
+// The answer and the ledger row of an attempt that a drain timeout interrupted: a 503 naming
+// the drain, and one `interrupted` row with the attempt's edge, revision and decision id.
+void CheckInterrupted(const Workspace& ws, const HttpAnswer& answer, const std::string& at) {
+  INFO(answer.head << "\n" << answer.body);
+  CHECK(answer.status == 503);
+  CHECK(answer.Header("Retry-After") == "1");
+  CHECK(answer.json()["error"] ==
+        "the server was stopped (SIGTERM) and its drain timeout of 100ms ended before this "
+        "attempt was decided: nothing was decided or committed; retry on the server's successor");
   auto rows = e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
-  REQUIRE(!rows.empty());
+  REQUIRE(rows.size() >= 2);
   json last = json::parse(rows.back());
+  INFO(rows.back());
+  CHECK(json::parse(rows[rows.size() - 2])["edge"] != "designing->ready");  // one row only
   CHECK(last["code"] == "interrupted");
+  CHECK(last["outcome"] == "interrupted");
   CHECK(last["card"] == ws.card());
   CHECK(last["ok"] == false);
+  CHECK(last["edge"] == "designing->ready");  // was "?->ready"
+  CHECK(last["revision"] == 4);               // was null for a move without expectRevision
+  CHECK(last["decision"] == answer.json()["decisionId"]);
+  if (!at.empty()) CHECK(last["at"] == at);
+  CHECK(last["message"].get<std::string>().find("drain timeout of 100ms") != std::string::npos);
+}
+
+TEST_CASE(
+    "serve: a drain that times out answers the attempt in flight 503 and writes its interrupted "
+    "row, edge and revision included") {
+  for (const std::string endpoint : {"/v1/admit", "/v1/moves"}) {
+    CAPTURE(endpoint);
+    test::TempDir fifos;
+    REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+    REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+    Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+    ws.CardInDesigning();
+    SocketServer server(ws, {"--drain-timeout-ms", "100"});
+    HttpAnswer answer;
+    // The move names no revision: the row's is the one the executor resolved.
+    const std::string body = endpoint == "/v1/admit"
+                                 ? AttemptBody(ws)
+                                 : json({{"id", ws.card()}, {"to", "ready"}}).dump();
+    std::thread in_flight([&] { answer = server.Post(endpoint, body); });
+    CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+    CHECK(server.serve->Stop(SIGTERM) == 0);
+    in_flight.join();
+    CheckInterrupted(ws, answer, endpoint == "/v1/admit" ? "2026-09-16T08:00:00.000Z" : "");
+    CHECK(ws.JournalLines().size() == 4);  // nothing committed
+  }
 }
 
 TEST_CASE(
@@ -544,7 +573,7 @@ TEST_CASE(
   ::close(writer);
   CHECK(server.serve->Stop(SIGTERM) == 0);
   in_flight.join();
-  CHECK(answer.status == 0);
+  CHECK(answer.status == 503);
   // The server has exited: nothing of the check may hold the FIFO (no reader: ENXIO at once).
   int late = ::open(held.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   const int late_errno = late < 0 ? errno : 0;
