@@ -198,7 +198,10 @@ struct Generation {
 // `halted`: the drain timed out (Core::Drain). From then on no attempt is resumed: the drain
 // has killed its check and recorded and answered it as interrupted, and the process ends
 // without unwinding it (a coroutine destroyed while suspended is unwound by forced_unwind,
-// host/unwind.h; the server never relies on that).
+// host/unwind.h; the server never relies on that). Resumed, it would decide on a killed
+// check after its interrupted row, or stop in the checker's BlockIfHalted on the I/O thread
+// before the 503s are written. No test loses that race today: the answers are written before
+// the killed checks' ends are seen.
 class CoroutineWaiter : public CheckWaiter {
  public:
   CoroutineWaiter(asio::io_context& io, asio::yield_context yield, const bool& halted)
