@@ -1893,22 +1893,27 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
   }
 
   // Strict: every claim token's needs, then one pass per comparison space over the evidence.
+  // A token is a slice of the claim (no copy); its needs sit inline (no allocation per token).
   struct Token {
-    std::string kind;
-    std::string text;
+    const std::string* kind;
+    std::string_view text;
     size_t offset;
     std::vector<Need> needs;
   };
   Matcher matcher(evidence, repo);
-  std::vector<Token> tokens;
+  // Each kind's tokens as slices of the claim, in the order found; then sorted bytewise with
+  // the first occurrence of each kept (what a map's try_emplace kept before, without a node
+  // and a copy per token).
+  using Found = std::vector<std::string_view>;
+  auto distinct = [](Found& found) {
+    std::stable_sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+  };
   // The claim's dates, URLs, refs and hashes in one pass (the same tokens as each kind's scan).
-  using FirstOffsets = std::map<std::string, size_t, std::less<>>;  // token → first offset
-  std::array<FirstOffsets, 4> one_pass;                             // date, url, ref, hash
+  std::array<Found, 4> one_pass;  // date, url, ref, hash
   {
-    auto sink = [&](FirstOffsets& first) {
-      return [&claim, &first](std::string_view token) {
-        first.try_emplace(std::string(token), static_cast<size_t>(token.data() - claim.data()));
-      };
+    auto sink = [](Found& found) {
+      return [&found](std::string_view token) { found.push_back(token); };
     };
     const TokenSink date = sink(one_pass[0]), url = sink(one_pass[1]), ref = sink(one_pass[2]),
                     hash = sink(one_pass[3]);
@@ -1922,22 +1927,29 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
     }
     if (to.date || to.url || to.ref || to.hash) ScanOnePass(claim, to);
   }
+  std::vector<std::pair<const std::string*, Found>> per_kind;  // in the order requested
   for (const std::string& name : kinds) {
     const Kind kind = KindOf(name);
     if (kind == Kind::kUnknown) continue;
     if (std::find(done.begin(), done.end(), name) != done.end()) continue;
     done.push_back(name);
-    FirstOffsets first;  // sorted bytewise
+    Found found;
     if (kind == Kind::kDate || kind == Kind::kUrl || kind == Kind::kRef || kind == Kind::kHash) {
-      first = std::move(one_pass[static_cast<size_t>(kind)]);
+      found = std::move(one_pass[static_cast<size_t>(kind)]);
     } else {
-      Scan(claim, kind, mode, false, [&](std::string_view token) {
-        first.try_emplace(std::string(token), static_cast<size_t>(token.data() - claim.data()));
-      });
+      Scan(claim, kind, mode, false, [&](std::string_view token) { found.push_back(token); });
     }
-    result.checked += first.size();
-    for (auto& [text, offset] : first) {
-      Token token{name, text, offset, NeedsOf(kind, text, matcher)};
+    distinct(found);
+    result.checked += found.size();
+    per_kind.emplace_back(&name, std::move(found));
+  }
+  std::vector<Token> tokens;
+  tokens.reserve(result.checked);
+  for (const auto& [name, found] : per_kind) {
+    const Kind kind = KindOf(*name);
+    for (std::string_view text : found) {
+      Token token{name, text, static_cast<size_t>(text.data() - claim.data()),
+                  NeedsOf(kind, text, matcher)};
       for (const Need& need : token.needs) matcher.Want(need);
       tokens.push_back(std::move(token));
     }
@@ -1948,7 +1960,8 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
     for (const Need& need : token.needs) {
       if (matcher.Found(need)) continue;
       const auto [line, column] = positions.At(token.offset);
-      result.ungrounded.push_back({token.kind, token.text, line, column, matcher.Nearest(need)});
+      result.ungrounded.push_back(
+          {*token.kind, std::string(token.text), line, column, matcher.Nearest(need)});
       break;
     }
   }
