@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -1312,6 +1313,101 @@ long DayNumber(std::string_view date) {  // YYYY-MM-DD → days since 0000-03-01
   return 365L * y + y / 4 - y / 100 + y / 400 + (153 * mp + 2) / 5 + d - 1;
 }
 
+// The claim's keys of one comparison space, still to be found in the evidence: an
+// open-addressing set (linear probing, power-of-two slots of 8 bytes, at most half full) over a
+// list of views of keys that the claim's tokens own and that outlive the set. A key the
+// evidence holds is marked found rather than removed, so a probe never needs tombstones;
+// `empty()` is true once every key is found. No allocation per key and one cache line per probe
+// (an std::unordered_set<std::string> before: a node and a copy of each key).
+class PendingKeys {
+ public:
+  void insert(std::string_view key) {
+    if ((keys_.size() + 1) * 2 > slots_.size()) Grow();
+    const uint64_t h = HashOf(key);
+    for (size_t at = h & mask_;; at = (at + 1) & mask_) {
+      Slot& slot = slots_[at];
+      if (slot.index == 0) {
+        keys_.push_back(key);
+        found_.push_back(0);
+        slot = {static_cast<uint32_t>(keys_.size()), Tag(h)};
+        ++pending_;
+        return;
+      }
+      if (slot.tag == Tag(h) && keys_[slot.index - 1] == key) return;
+    }
+  }
+  bool empty() const { return pending_ == 0; }
+  // Whether `key` is a claim key not yet found.
+  bool contains(std::string_view key) const {
+    const size_t k = Find(key);
+    return k != kNone && !found_[k];
+  }
+  // Marks `key` found (nothing when it is no claim key, or found already).
+  void erase(std::string_view key) {
+    if (pending_ == 0) return;
+    if (const size_t k = Find(key); k != kNone && !found_[k]) {
+      found_[k] = 1;
+      --pending_;
+    }
+  }
+  // Marks found every pending key for which `pred` holds.
+  template <class Pred>
+  void erase_if(Pred pred) {
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      if (!found_[k] && pred(keys_[k])) {
+        found_[k] = 1;
+        --pending_;
+      }
+    }
+  }
+
+ private:
+  struct Slot {
+    uint32_t index = 0;  // 1 + the key's place in keys_; 0: empty
+    uint32_t tag = 0;    // the high half of the key's hash
+  };
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  static uint32_t Tag(uint64_t h) { return static_cast<uint32_t>(h >> 32); }
+  // Eight bytes a step, multiplied and folded: keys are short (dates, refs, hashes, URLs).
+  static uint64_t HashOf(std::string_view s) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
+    size_t k = 0;
+    for (; k + 8 <= s.size(); k += 8) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + k, 8);
+      h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+      h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    std::memcpy(&w, s.data() + k, s.size() - k);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    return h ^ (h >> 29);
+  }
+  size_t Find(std::string_view key) const {
+    if (slots_.empty()) return kNone;
+    const uint64_t h = HashOf(key);
+    for (size_t at = h & mask_;; at = (at + 1) & mask_) {
+      const Slot& slot = slots_[at];
+      if (slot.index == 0) return kNone;
+      if (slot.tag == Tag(h) && keys_[slot.index - 1] == key) return slot.index - 1;
+    }
+  }
+  void Grow() {
+    slots_.assign(slots_.empty() ? 64 : slots_.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      size_t at = HashOf(keys_[k]) & mask_;
+      while (slots_[at].index != 0) at = (at + 1) & mask_;
+      slots_[at] = {static_cast<uint32_t>(k + 1), Tag(HashOf(keys_[k]))};
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  std::vector<std::string_view> keys_;
+  std::vector<uint8_t> found_;
+  size_t pending_ = 0;  // keys not found yet
+};
+
 // Distinct evidence items kept per space to name the nearest one (bounded work and memory).
 constexpr size_t kMaxCandidates = 4096;
 
@@ -1340,6 +1436,7 @@ class Matcher {
     return *repo_;
   }
 
+  // `need` must outlive the matcher: the set holds a view of its key.
   void Want(const Need& need) {
     if (need.space == Space::kHash) lengths_.insert(need.key.size());
     pending_[static_cast<size_t>(need.space)].insert(need.key);
@@ -1361,8 +1458,7 @@ class Matcher {
     const TokenSink ref = [&](std::string_view t) { HitRef(t); };
     std::vector<std::string> forms;  // the text's ref forms, named after its refs (as before)
     const KeySink form = [&](std::string key) {
-      auto& keys = pending(Space::kRef);
-      if (auto it = keys.find(key); it != keys.end()) keys.erase(it);
+      pending(Space::kRef).erase(key);
       if (forms.size() < kMaxCandidates) forms.push_back(std::move(key));
     };
     const TokenSink hash = [&](std::string_view t) { HitHash(t); };
@@ -1459,9 +1555,7 @@ class Matcher {
  private:
   void Hit(Space space, std::string_view key, std::string_view raw = {}) {
     auto& pending = pending_[static_cast<size_t>(space)];
-    if (!pending.empty()) {
-      if (auto it = pending.find(key); it != pending.end()) pending.erase(it);
-    }
+    pending.erase(key);
     auto& cands = candidates_[static_cast<size_t>(space)];
     if (cands.size() < kMaxCandidates && cands.find(key) == cands.end()) {
       cands.emplace(std::string(key), std::string(raw.empty() ? key : raw));
@@ -1509,7 +1603,7 @@ class Matcher {
     auto& pending = pending_[static_cast<size_t>(Space::kHash)];
     for (size_t len : lengths_) {
       if (len > lower.size() || pending.empty()) break;
-      if (auto it = pending.find(lower.substr(0, len)); it != pending.end()) pending.erase(it);
+      pending.erase(lower.substr(0, len));
     }
     auto& cands = candidates_[static_cast<size_t>(Space::kHash)];
     if (cands.size() < kMaxCandidates && cands.find(lower) == cands.end()) {
@@ -1524,7 +1618,7 @@ class Matcher {
       std::string_view bare = normal.substr(0, frag);
       while (!bare.empty() && (bare.back() == '/' || bare.back() == '.')) bare.remove_suffix(1);
       auto& pending = pending_[static_cast<size_t>(Space::kUrl)];
-      if (auto it = pending.find(bare); it != pending.end()) pending.erase(it);
+      pending.erase(bare);
     }
     Hit(Space::kUrl, normal, url);
   }
@@ -1534,9 +1628,7 @@ class Matcher {
     switch (space) {
       case Space::kTag: {
         auto& pending = pending_[static_cast<size_t>(space)];
-        for (auto it = pending.begin(); it != pending.end();) {
-          it = HasWholeTag(text, *it) ? pending.erase(it) : std::next(it);
-        }
+        pending.erase_if([&](std::string_view tag) { return HasWholeTag(text, tag); });
         if (pending.empty()) return;
         const Repo& own = repo();
         ScanUrls(text, [&](std::string_view url) {
@@ -1566,7 +1658,7 @@ class Matcher {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  using KeySet = std::unordered_set<std::string, ViewHash, std::equal_to<>>;
+  using KeySet = PendingKeys;
   const std::vector<std::string_view>& evidence_;
   std::optional<Repo> repo_;
   bool inferred_ = false;
@@ -1950,8 +2042,8 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
     for (std::string_view text : found) {
       Token token{name, text, static_cast<size_t>(text.data() - claim.data()),
                   NeedsOf(kind, text, matcher)};
-      for (const Need& need : token.needs) matcher.Want(need);
-      tokens.push_back(std::move(token));
+      tokens.push_back(std::move(token));  // reserved: never moved again, so the matcher
+      for (const Need& need : tokens.back().needs) matcher.Want(need);  // may view its keys
     }
   }
   matcher.Run();
