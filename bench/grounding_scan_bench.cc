@@ -1,6 +1,8 @@
 // The one-pass evidence scan alone (issue 11 item 4), side by side on one file in one run:
-//   ScanSkipping        the scanner Ground runs: SSE2 skip to the next hot byte, then the
-//                       per-word step around it
+//   ScanSkipping        the scanner Ground runs: the skip to the next hot byte (32 bytes at a
+//                       time with AVX2 where the CPU has it, else SSE2), then the per-word step
+//                       around it
+//   ScanSkippingSse2    the same with the 16-byte SSE2 skip alone
 //   ScanSkippingScalar  the same with the portable byte-at-a-time skip
 //   ScanReference       the per-word step at every position (the scanner before the skip, kept
 //                       as the tests' oracle)
@@ -13,7 +15,8 @@
 //
 //   SCAN_BENCH_FILE=PATH build/grounding_scan_bench [--benchmark_* flags]
 //
-// SCAN_BENCH_ONCE=skipping|scalar|reference|none runs one scan (or none) and exits, for callgrind:
+// SCAN_BENCH_ONCE=skipping|sse2|scalar|reference|none runs one scan (or none) and exits, for
+// callgrind:
 //   SCAN_BENCH_ONCE=skipping valgrind --tool=callgrind build/grounding_scan_bench
 // less the same with `none` is the instructions of one scan.
 // Without SCAN_BENCH_FILE it reads docs/*.md of this source tree, repeated to 16 MiB, and writes
@@ -93,6 +96,7 @@ void Scan(benchmark::State& state, OnePassScanner scanner) {
 }
 
 void BM_ScanSkipping(benchmark::State& state) { Scan(state, OnePassScanner::kSkipping); }
+void BM_ScanSkippingSse2(benchmark::State& state) { Scan(state, OnePassScanner::kSkippingSse2); }
 void BM_ScanSkippingScalar(benchmark::State& state) {
   Scan(state, OnePassScanner::kSkippingScalar);
 }
@@ -134,6 +138,7 @@ void BM_WcW(benchmark::State& state) {
 }
 
 BENCHMARK(BM_ScanSkipping)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ScanSkippingSse2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ScanSkippingScalar)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ScanReference)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MemchrNewlines)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -165,8 +170,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
     std::printf("\nthroughput on %.1f MiB (%s), GB/s and ratios (> 1: faster):\n",
                 static_cast<double>(TheCorpus().text.size()) / (1 << 20), TheCorpus().path.c_str());
     std::printf("%-22s %9s %12s %10s %14s\n", "scan", "GB/s", ": memchr", ": wc -w", ": reference");
-    for (const char* name : {"BM_ScanSkipping", "BM_ScanSkippingScalar", "BM_ScanReference",
-                             "BM_MemchrNewlines", "BM_WcW"}) {
+    for (const char* name : {"BM_ScanSkipping", "BM_ScanSkippingSse2", "BM_ScanSkippingScalar",
+                             "BM_ScanReference", "BM_MemchrNewlines", "BM_WcW"}) {
       const double v = get(name);
       if (v == 0) continue;
       std::printf("%-22s %9.3f %11.3fx %9.2fx %13.2fx\n", name + 3, v, memchr ? v / memchr : 0.0,
@@ -193,7 +198,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   devflow::TheCorpus();  // read (and write) the file before the first timing
-  // SCAN_BENCH_ONCE=skipping|scalar|reference|none: one scan, no benchmark (for callgrind: the
+  // SCAN_BENCH_ONCE=skipping|sse2|scalar|reference|none: one scan, no benchmark (for callgrind: the
   // instructions of one scan are the run's minus those of `none`'s).
   if (const char* once = std::getenv("SCAN_BENCH_ONCE"); once && *once) {
     const std::string which = once;
@@ -201,6 +206,9 @@ int main(int argc, char** argv) {
     if (which == "skipping") {
       tokens = devflow::CountOnePassTokensForTesting(devflow::TheCorpus().text,
                                                      devflow::OnePassScanner::kSkipping);
+    } else if (which == "sse2") {
+      tokens = devflow::CountOnePassTokensForTesting(devflow::TheCorpus().text,
+                                                     devflow::OnePassScanner::kSkippingSse2);
     } else if (which == "scalar") {
       tokens = devflow::CountOnePassTokensForTesting(devflow::TheCorpus().text,
                                                      devflow::OnePassScanner::kSkippingScalar);
@@ -210,7 +218,7 @@ int main(int argc, char** argv) {
     } else if (which != "none") {
       std::fprintf(stderr,
                    "grounding_scan_bench: SCAN_BENCH_ONCE=%s is not "
-                   "skipping, scalar, reference or none\n",
+                   "skipping, sse2, scalar, reference or none\n",
                    once);
       return 2;
     }

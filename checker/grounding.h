@@ -91,13 +91,14 @@ std::vector<std::string> ExtractTokens(std::string_view text, std::string_view k
 /// kStrict mode, in text order (the contract its differential test holds it to).
 std::array<std::vector<std::string>, 4> ExtractDefaultTokensOnePass(std::string_view text);
 
-/// Tests and benchmarks only: which one-pass scanner runs. kSkipping is the one Ground uses
-/// with SSE2 (x86-64): a skip to the next byte where a token can start or matter, 16 bytes at a
-/// time, then the per-word step around that byte. kSkippingScalar is the same with a
-/// byte-at-a-time skip (what kSkipping is without SSE2). kReference is the per-word step at
-/// every position: the oracle the other two must equal exactly, and what Ground runs without
-/// SSE2 (the byte-at-a-time skip is no faster than it).
-enum class OnePassScanner { kSkipping, kSkippingScalar, kReference };
+/// Tests and benchmarks only: which one-pass scanner runs. kSkipping is the one Ground uses:
+/// a skip to the next byte where a token can start or matter, 32 bytes at a time where the CPU
+/// has AVX2 (x86-64, chosen at run time), else 16 at a time with SSE2, then the per-word step
+/// around that byte; without SSE2 it is kReference. kSkippingSse2 is the 16-byte skip alone
+/// (what kSkipping is without AVX2; on a build without SSE2, the scalar skip). kSkippingScalar
+/// is the same with a byte-at-a-time skip. kReference is the per-word step at every position:
+/// the oracle the others must equal exactly (the byte-at-a-time skip is no faster than it).
+enum class OnePassScanner { kSkipping, kSkippingSse2, kSkippingScalar, kReference };
 
 /// Tests and benchmarks only: one call of a one-pass sink. `kind` is "date", "url", "ref",
 /// "hash" or "form" (an evidence-only ref spelling: `PR 12`, `cve_2026_1`); `token` as passed

@@ -87,7 +87,8 @@ def scan_bench(args, ev, size, wc_gbps):
           ": per-word step |")
     print("|---|---|---|---|---|---|")
     ratio = lambda a, b: "%.2f×" % (a / b) if b else "n/a"
-    for name in ("ScanSkipping", "ScanSkippingScalar", "ScanReference", "MemchrNewlines", "WcW"):
+    for name in ("ScanSkipping", "ScanSkippingSse2", "ScanSkippingScalar", "ScanReference",
+                 "MemchrNewlines", "WcW"):
         if name in medians:
             v = medians[name]
             print("| %s | %.2f GB/s | %s | %s | %s | %s |" % (

@@ -1,9 +1,9 @@
 // The skipping one-pass scanner (issue 11 item 4): Ground's scanner jumps over the bytes where
-// no token can start or matter (16 at a time with SSE2) and runs the per-word step only around
-// the others, the hot bytes. Whatever it skips, it must call the sinks exactly as the per-word
-// step run at every position (the reference) does: the same kinds, tokens and offsets, in the
-// same order — on every byte value, random bytes, real documents, tokens at every offset of a
-// 16-byte block and cut off at every buffer end, for every set of sinks.
+// no token can start or matter (32 at a time with AVX2, 16 with SSE2) and runs the per-word step
+// only around the others, the hot bytes. Whatever it skips, it must call the sinks exactly as the
+// per-word step run at every position (the reference) does: the same kinds, tokens and offsets, in
+// the same order — on every byte value, random bytes, real documents, tokens at every offset of a
+// 16- and 32-byte block and cut off at every buffer end, for every set of sinks.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -42,17 +42,20 @@ std::string Shown(const std::vector<OnePassEvent>& events) {
   return out.str();
 }
 
-// Both skipping scanners (SSE2 and scalar skip) call the sinks as the reference does. Returns
-// whether they did, so loops can stop at the first failing text.
+// Every skipping scanner (the one Ground runs: AVX2 where the CPU has it; SSE2; scalar skip)
+// calls the sinks as the reference does. Returns whether they did, so loops can stop at the
+// first failing text.
 bool SameAsReference(std::string_view text, unsigned kinds = kAllSinks, bool evidence = true) {
   const auto want = OnePassEventsForTesting(text, kinds, evidence, OnePassScanner::kReference);
   bool same = true;
-  for (const OnePassScanner scanner :
-       {OnePassScanner::kSkipping, OnePassScanner::kSkippingScalar}) {
+  for (const OnePassScanner scanner : {OnePassScanner::kSkipping, OnePassScanner::kSkippingSse2,
+                                       OnePassScanner::kSkippingScalar}) {
     const auto got = OnePassEventsForTesting(text, kinds, evidence, scanner);
     INFO("text \"" << Escaped(text) << "\" (" << text.size() << " bytes), sinks " << kinds
                    << (evidence ? ", evidence" : ", claim") << ", "
-                   << (scanner == OnePassScanner::kSkipping ? "SSE2 skip" : "scalar skip"));
+                   << (scanner == OnePassScanner::kSkipping       ? "Ground's skip"
+                       : scanner == OnePassScanner::kSkippingSse2 ? "SSE2 skip"
+                                                                  : "scalar skip"));
     INFO("reference: " << Shown(want));
     INFO("skipping:  " << Shown(got));
     CHECK(got == want);
@@ -255,7 +258,7 @@ TEST_CASE("skipping one pass: random token texts with every set of sinks") {
   }
 }
 
-TEST_CASE("skipping one pass: tokens at every offset of a 16-byte block and cut at every end") {
+TEST_CASE("skipping one pass: tokens at every offset of a 16- or 32-byte block, cut at every end") {
   std::mt19937 rng(16);
   bool same = true;
   for (int round = 0; round < 40 && same; ++round) {
@@ -263,7 +266,7 @@ TEST_CASE("skipping one pass: tokens at every offset of a 16-byte block and cut 
     // Every shift moves each token across every block boundary; the fillers keep the body a
     // separate word (' ') or glue it to a word before it ('z').
     for (const char filler : {' ', 'z', '-'}) {
-      for (size_t shift = 0; shift < 48 && same; ++shift) {
+      for (size_t shift = 0; shift < 80 && same; ++shift) {  // past a 32-byte block and more
         same = SameAsReference(std::string(shift, filler) + body);
       }
     }
@@ -275,7 +278,7 @@ TEST_CASE("skipping one pass: tokens at every offset of a 16-byte block and cut 
   }
   // Each token alone, shifted across a block, with a block's worth of text after it or none.
   for (const std::string& piece : Pieces()) {
-    for (size_t shift = 0; shift < 33 && same; ++shift) {
+    for (size_t shift = 0; shift < 65 && same; ++shift) {
       const std::string lead(shift, ' ');
       same = SameAsReference(lead + piece) && SameAsReference(lead + piece + " and more text") &&
              SameAsReference(lead + "x" + piece + std::string(20, 'y'));
@@ -283,12 +286,13 @@ TEST_CASE("skipping one pass: tokens at every offset of a 16-byte block and cut 
   }
 }
 
-TEST_CASE("skipping one pass: UTF-8 sequences split at every 16-byte boundary, tokens glued on") {
+TEST_CASE("skipping one pass: UTF-8 sequences split at every 16- and 32-byte boundary") {
   // Valid 2-, 3- and 4-byte characters (word and non-word), truncated and invalid sequences, a
   // surrogate, NUL: each placed so that every one of its bytes in turn is the last byte of a
-  // 16-byte block (the SSE2 skip loads 16 bytes from where the scanner stands, so the blocks
-  // start at the text's start here), followed at once by a token (the walk back over non-ASCII
-  // bytes to the position the per-word loop visits) and preceded by a word or a space.
+  // 16-byte (SSE2) or 32-byte (AVX2) block (the skip loads its block from where the scanner
+  // stands, so the blocks start at the text's start here; AVX2 ends with 16-byte blocks), followed
+  // at once by a token (the walk back over non-ASCII bytes to the position the per-word loop
+  // visits) and preceded by a word or a space.
   const std::vector<std::string> sequences = {
       "\xC3\xA9",     "\xE4\xB8\xAD", "\xE2\x80\x9C", "\xC2\xA0",          "\xF0\x9F\x98\x80",
       "\xC3",         "\xE2\x82",     "\xF0\x9F\x98", "\x80\x80",          "\xFF\xFE",
@@ -300,13 +304,17 @@ TEST_CASE("skipping one pass: UTF-8 sequences split at every 16-byte boundary, t
   for (const std::string& seq : sequences) {
     for (const std::string& token : tokens) {
       for (const std::string before : {"", " ", "x", "-"}) {
-        for (size_t cut = 0; cut <= seq.size() && same; ++cut) {
-          // Bytes [0, cut) of `seq` end one block (offset 16), the rest starts the next.
-          const std::string lead = before + seq.substr(0, cut);
-          const std::string pad(lead.size() <= 16 ? 16 - lead.size() : 0, ' ');
-          const std::string text = pad + lead + seq.substr(cut) + token + " " + seq + token;
-          same = SameAsReference(text) && SameAsReference(text, kClaimSinks, false) &&
-                 SameAsReference("q" + text) && SameAsReference(text.substr(0, 17));
+        for (size_t block : {16, 32}) {
+          for (size_t cut = 0; cut <= seq.size() && same; ++cut) {
+            // Bytes [0, cut) of `seq` end one block (offset `block`), the rest starts the next;
+            // a tail makes the text long enough for a 32-byte block after it.
+            const std::string lead = before + seq.substr(0, cut);
+            const std::string pad(lead.size() <= block ? block - lead.size() : 0, ' ');
+            const std::string text = pad + lead + seq.substr(cut) + token + " " + seq + token;
+            same = SameAsReference(text) && SameAsReference(text, kClaimSinks, false) &&
+                   SameAsReference("q" + text) && SameAsReference(text.substr(0, block + 1)) &&
+                   SameAsReference(text + std::string(40, ' ') + "x");
+          }
         }
       }
     }
@@ -356,6 +364,7 @@ TEST_CASE("skipping one pass: a token count that needs no copies agrees with the
   const size_t want = CountOnePassTokensForTesting(text, OnePassScanner::kReference);
   CHECK(want > 500);
   CHECK(CountOnePassTokensForTesting(text, OnePassScanner::kSkipping) == want);
+  CHECK(CountOnePassTokensForTesting(text, OnePassScanner::kSkippingSse2) == want);
   CHECK(CountOnePassTokensForTesting(text, OnePassScanner::kSkippingScalar) == want);
 }
 
