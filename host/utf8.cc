@@ -45,7 +45,15 @@ size_t FirstInvalidUtf8(std::string_view s) {
   const size_t n = s.size();
   size_t i = 0;
   while (i < n) {
-    while (i + 8 <= n) {  // the ASCII fast path: eight bytes without a high bit
+    // The ASCII fast path: 32 bytes without a high bit a step (four words or-ed, one test),
+    // then eight at a time up to the first high bit.
+    while (i + 32 <= n) {
+      uint64_t w[4];
+      std::memcpy(w, s.data() + i, sizeof w);
+      if ((w[0] | w[1] | w[2] | w[3]) & kHigh) break;
+      i += 32;
+    }
+    while (i + 8 <= n) {
       uint64_t word;
       std::memcpy(&word, s.data() + i, sizeof word);
       if (word & kHigh) break;

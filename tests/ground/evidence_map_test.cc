@@ -112,11 +112,15 @@ size_t FirstInvalidByDecoder(std::string_view s) {
 TEST_CASE("FirstInvalidUtf8: the ASCII fast path finds a bad byte at every offset of a block") {
   const std::string bad[] = {"\x80",     "\xC3(", "\xE2\x82", "\xED\xA0\x80", "\xF4\x90\x80\x80",
                              "\xC0\xAF", "\xFF"};
-  for (size_t at = 0; at < 20; ++at) {
+  // Offsets past two 32-byte steps, tails shorter and longer than one step.
+  for (size_t at = 0; at < 80; ++at) {
     for (const std::string& b : bad) {
       const std::string s = std::string(at, 'a') + "\xC3\xA9" + b + std::string(9, 'z');
       CHECK(FirstInvalidUtf8(s) == FirstInvalidByDecoder(s));
       CHECK(FirstInvalidUtf8(s) == at + 2);
+      const std::string bare = std::string(at, 'a') + b + std::string(40, 'z');
+      CHECK(FirstInvalidUtf8(bare) == at);
+      CHECK(FirstInvalidUtf8(bare) == FirstInvalidByDecoder(bare));
       const std::string good = std::string(at, 'a') + "\xE2\x82\xAC" + std::string(at, 'b');
       CHECK(FirstInvalidUtf8(good) == good.size());
       CHECK(IsValidUtf8(good));
