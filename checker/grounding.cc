@@ -164,6 +164,7 @@ constexpr size_t kDateLen = 10;  // YYYY-MM-DD
 // Returns where the date scanner goes on.
 size_t DateStep(std::string_view s, size_t i, const TokenSink& sink) {
   constexpr std::string_view kShape = "dddd-dd-dd";
+  if (s[i + 4] != '-') return i + 1;  // the shape's first '-' (most numbers end before it)
   bool match = true;
   for (size_t k = 0; match && k < kShape.size(); ++k) {
     match = kShape[k] == 'd' ? IsDigit(s[i + k]) : s[i + k] == '-';
