@@ -1222,7 +1222,19 @@ __attribute__((target("avx2"))) inline __m256i Equals32(__m256i v, char c) {
   return _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c));
 }
 
-// HotMask16 for the 32 bytes at p[0..31] (bit k: p[k]); reads p[-1] and p[32].
+// A 16-byte table in both 128-bit lanes, for _mm256_shuffle_epi8 (indexed by a byte's low
+// nibble; a byte >= 0x80 reads 0).
+__attribute__((target("avx2"))) inline __m256i Table32(char b0, char b2, char b3, char b4, char b5,
+                                                       char b6, char b8) {
+  return _mm256_setr_epi8(b0, 0, b2, b3, b4, b5, b6, 0, b8, 0, 0, 0, 0, 0, 0, 0,  //
+                          b0, 0, b2, b3, b4, b5, b6, 0, b8, 0, 0, 0, 0, 0, 0, 0);
+}
+
+// HotMask16 for the 32 bytes at p[0..31] (bit k: p[k]); reads p[-1] and p[32]. The letter
+// pairs (h before t, p before r or u, c before v; either case) by table: each starter's and
+// each follower's low nibble differ within its set, so one shuffle gives the byte the nibble
+// must belong to (an equality makes it exact) and another a code (h 1, p 2, c 4; t 1, r u 2,
+// v 4): a pair starts a token where the codes of a byte and the next one share a bit.
 __attribute__((target("avx2"))) inline uint32_t HotMask32(const char* p) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   const __m256i prev = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p - 1));
@@ -1235,11 +1247,16 @@ __attribute__((target("avx2"))) inline uint32_t HotMask32(const char* p) {
   const __m256i next_upper_or_digit =
       _mm256_or_si256(InRange32(next, 'A', 'Z'), InRange32(next, '0', '9'));
   __m256i starts = _mm256_and_si256(InRange32(v, 'A', 'Z'), next_upper_or_digit);
-  starts = _mm256_or_si256(starts, _mm256_and_si256(Equals32(lv, 'h'), Equals32(ln, 't')));
-  starts = _mm256_or_si256(
-      starts,
-      _mm256_and_si256(Equals32(lv, 'p'), _mm256_or_si256(Equals32(ln, 'r'), Equals32(ln, 'u'))));
-  starts = _mm256_or_si256(starts, _mm256_and_si256(Equals32(lv, 'c'), Equals32(ln, 'v')));
+  const __m256i starter_byte = Table32('p', 0, 'c', 0, 0, 0, 'h');
+  const __m256i starter_code = Table32(2, 0, 4, 0, 0, 0, 1);
+  const __m256i follower_byte = Table32(0, 'r', 0, 't', 'u', 'v', 0);
+  const __m256i follower_code = Table32(0, 2, 0, 1, 2, 4, 0);
+  const __m256i sc = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(starter_byte, lv), lv),
+                                      _mm256_shuffle_epi8(starter_code, lv));
+  const __m256i fc = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(follower_byte, ln), ln),
+                                      _mm256_shuffle_epi8(follower_code, ln));
+  starts =
+      _mm256_or_si256(starts, _mm256_cmpgt_epi8(_mm256_and_si256(sc, fc), _mm256_setzero_si256()));
   __m256i hot = _mm256_andnot_si256(prev_word, starts);
   hot = _mm256_or_si256(hot, InRange32(v, '0', '9'));
   hot = _mm256_or_si256(hot, _mm256_or_si256(Equals32(v, '#'), Equals32(v, '-')));
