@@ -2246,7 +2246,8 @@ std::string_view StripBom(std::string_view text) {
 }
 
 Status CheckUtf8(std::string_view text, std::string_view label) {
-  const size_t bad = FirstInvalidUtf8(text);
+  // End first: the evidence's first MiBs stay cached for the scan that follows (issue 11 item 4).
+  const size_t bad = FirstInvalidUtf8EndFirst(text);
   if (bad == text.size()) return Status::Ok();
   char buf[96];
   std::snprintf(buf, sizeof buf, ": not valid UTF-8 (byte 0x%02x at offset %zu)",

@@ -1,5 +1,6 @@
 #include "host/utf8.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -69,6 +70,31 @@ size_t FirstInvalidUtf8(std::string_view s) {
     i += step.length;
   }
   return n;
+}
+
+size_t FirstInvalidUtf8EndFirst(std::string_view s, size_t chunk) {
+  const size_t n = s.size();
+  if (chunk == 0 || n <= chunk) return FirstInvalidUtf8(s);
+  // The first byte at or after `b` that no sequence can continue into (or n).
+  auto boundary = [&](size_t b) {
+    while (b < n && (static_cast<unsigned char>(s[b]) & 0xC0) == 0x80) ++b;
+    return b;
+  };
+  // Chunks [start, end) partition s. The lowest chunk holding an ill-formed byte starts where the
+  // forward walk stands (every byte before it is well-formed and none continues into it), and a
+  // sequence cut at its end is cut by a byte that continues nothing, ill-formed either way: its
+  // first bad offset is FirstInvalidUtf8(s)'s. Later (lower) finds replace earlier ones.
+  size_t first = n, end = n;
+  for (size_t k = (n - 1) / chunk;; --k) {
+    const size_t start = k == 0 ? 0 : std::min(boundary(k * chunk), end);
+    if (start < end) {
+      const size_t bad = FirstInvalidUtf8(s.substr(start, end - start));
+      if (bad != end - start) first = start + bad;
+    }
+    end = start;
+    if (k == 0) break;
+  }
+  return first;
 }
 
 bool IsValidUtf8(std::string_view s) { return FirstInvalidUtf8(s) == s.size(); }

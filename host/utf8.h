@@ -30,6 +30,12 @@ bool IsValidUtf8(std::string_view s);
 /// byte goes through DecodeUtf8At.
 size_t FirstInvalidUtf8(std::string_view s);
 
+/// FirstInvalidUtf8(s), read chunk by chunk from the last to the first (each chunk forwards,
+/// its bounds moved onto a byte that is no continuation byte, so no valid character straddles
+/// two chunks): the same offset, but the text's first bytes are the last read, and still in the
+/// cache when a pass over the text follows (the grounding scan over the evidence).
+size_t FirstInvalidUtf8EndFirst(std::string_view s, size_t chunk = size_t{1} << 20);
+
 /// `s` with every maximal ill-formed subpart replaced by U+FFFD (EF BF BD): what
 /// `readFile(path, 'utf8')` gives upstream. Valid input comes back unchanged.
 std::string ReplaceInvalidUtf8(std::string_view s);

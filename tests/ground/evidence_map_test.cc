@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "checker/ground_command.h"
 #include "host/os.h"
@@ -127,6 +129,44 @@ TEST_CASE("FirstInvalidUtf8: the ASCII fast path finds a bad byte at every offse
       CHECK_FALSE(IsValidUtf8(s));
     }
   }
+}
+
+TEST_CASE("FirstInvalidUtf8EndFirst: the same offset as FirstInvalidUtf8, for every chunk size") {
+  // Texts of ASCII, valid 2- to 4-byte characters, stray continuation bytes, truncated and
+  // ill-formed sequences; chunks small enough to cut each of them at every byte.
+  const std::vector<std::string> pieces = {"a",
+                                           "b c",
+                                           "\xC3\xA9",
+                                           "\xE2\x82\xAC",
+                                           "\xF0\x9F\x98\x80",
+                                           "\x80",
+                                           "\xBF\xBF",
+                                           "\xC3",
+                                           "\xE2\x82",
+                                           "\xF0\x9F\x98",
+                                           "\xED\xA0\x80",
+                                           "\xC0\xAF",
+                                           "\xFF",
+                                           "\x80\x80\x80\x80"};
+  std::mt19937 rng(8);
+  for (int round = 0; round < 3000; ++round) {
+    std::string s;
+    const size_t parts = 1 + rng() % 24;
+    // Half the texts well-formed but for at most one piece, so the bad byte lands anywhere.
+    const bool clean = rng() % 2 == 0;
+    for (size_t k = 0; k < parts; ++k) {
+      const size_t pick = rng() % pieces.size();
+      s += pieces[clean ? pick % 5 : pick];
+    }
+    if (clean && rng() % 2 == 0) s.insert(rng() % (s.size() + 1), pieces[5 + rng() % 9]);
+    const size_t want = FirstInvalidUtf8(s);
+    for (size_t chunk = 1; chunk <= s.size() + 1; ++chunk) {
+      INFO("chunk " << chunk << ", " << s.size() << " bytes, round " << round);
+      REQUIRE(FirstInvalidUtf8EndFirst(s, chunk) == want);
+    }
+  }
+  CHECK(FirstInvalidUtf8EndFirst("", 4) == 0);
+  CHECK(FirstInvalidUtf8EndFirst(std::string(100, 'a') + "\x80" + std::string(100, 'b'), 7) == 100);
 }
 
 }  // namespace
