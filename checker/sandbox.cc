@@ -5,6 +5,7 @@
 #include "host/os.h"
 #include "host/symlinks.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -27,8 +28,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <system_error>
@@ -69,6 +72,21 @@ struct __attribute__((packed)) LandlockPathBeneathAttr {
 };
 
 std::string ErrorText(int err) { return std::system_category().message(err); }
+
+// `path` canonical, or "" when it cannot be resolved (gone, unreadable on the way).
+std::string Canonical(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) return "";
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+// Whether `path` is `tree` or lies beneath it (both absolute, lexically).
+bool WithinTree(const std::string& path, const std::string& tree) {
+  if (path.compare(0, tree.size(), tree) != 0) return false;
+  return path.size() == tree.size() || tree == "/" || path[tree.size()] == '/';
+}
 
 // The test seam of ProbeSandbox: the syscall is answered as a kernel without Landlock would.
 bool LandlockHidden() {
@@ -165,7 +183,8 @@ std::string BwrapProblem(const std::string& bwrap, const std::string& env) {
   } close_fds{filter, err_fd};
   if (filter < 0 || err_fd < 0) return failed + ": " + ErrorText(errno);
 
-  BwrapSpec spec{bwrap, "", "", false, env};
+  // The readable set of a check without workspace or scratch: the system trees, env(1).
+  BwrapSpec spec{bwrap, CheckerReadable({"", "", {"/bin/true", env}, "", {}}), false, env};
   spec.seccomp_fd = filter;
   std::vector<std::string> argv = BwrapArgv(spec, {"/bin/true"});
   std::vector<char*> args;
@@ -216,9 +235,9 @@ std::string BwrapProblem(const std::string& bwrap, const std::string& env) {
 
 // A positive bubblewrap probe is remembered per user, keyed by everything that decides whether
 // it can work (the program's identity, the kernel, the uid, the user-namespace limits) and by
-// the probe's version (v2: the probe passes the seccomp filter; a v1 entry, from a probe
-// without it, is never reused), so a one-shot CLI does not pay ~5 ms for `bwrap … /bin/true` on
-// every move. Only success is
+// the probe's version (v2: the probe passes the seccomp filter, so a v1 entry, from a probe
+// without it, is never reused; v3: it runs on the readable set's empty root, issue 7), so a
+// one-shot CLI does not pay ~5 ms for `bwrap … /bin/true` on every move. Only success is
 // remembered: a missing, stale or forged entry can at worst make the checker fail to start,
 // which fails closed; it can never weaken confinement. DEVFLOW_GATE_PROBE_CACHE=off disables it.
 std::string ReadSmall(const char* path) {
@@ -250,7 +269,7 @@ std::string ProbeKey(const std::string& bwrap) {
   if (::stat(bwrap.c_str(), &st) != 0) return "";
   struct utsname uts {};
   ::uname(&uts);
-  return "v2 " + bwrap + " " + std::to_string(st.st_size) + " " +
+  return "v3 " + bwrap + " " + std::to_string(st.st_size) + " " +
          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
          uts.release + " " + uts.version + " uid=" + std::to_string(::getuid()) +
          " userns=" + ReadSmall("/proc/sys/user/max_user_namespaces") +
@@ -474,16 +493,8 @@ std::vector<std::string>& DistrustedTrees() {
 }
 
 std::string CanonicalOr(const std::string& path) {
-  char* real = ::realpath(path.c_str(), nullptr);
-  if (!real) return path;
-  std::string out(real);
-  std::free(real);
-  return out;
-}
-
-bool WithinTree(const std::string& path, const std::string& tree) {
-  if (path.compare(0, tree.size(), tree) != 0) return false;
-  return path.size() == tree.size() || tree == "/" || path[tree.size()] == '/';
+  std::string real = Canonical(path);
+  return real.empty() ? path : real;
 }
 
 // Whether SearchPath keeps the $PATH entry `dir`: absolute, and neither it, nor a symlink met
@@ -505,7 +516,124 @@ bool Searched(std::string_view dir) {
   return true;
 }
 
+// The system trees every checker reads (its programs, their libraries, /etc's configuration).
+constexpr const char* kSystemTrees[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
+                                        "/lib64", "/libx32", "/etc",  "/opt"};
+
+// The secrets a root host keeps beneath /etc (ReadableSet::denied); /etc/ssh's host private
+// keys are found by listing it.
+constexpr const char* kDeniedBeneathEtc[] = {
+    "/etc/shadow",  "/etc/gshadow",   "/etc/shadow-",          "/etc/gshadow-",
+    "/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private"};
+
+std::vector<std::string> DeniedSecrets() {
+  std::vector<std::string> written(std::begin(kDeniedBeneathEtc), std::end(kDeniedBeneathEtc));
+  if (DIR* ssh = ::opendir("/etc/ssh")) {
+    while (dirent* e = ::readdir(ssh)) {
+      const std::string name = e->d_name;
+      if (name.rfind("ssh_host_", 0) == 0 && name.size() > 13 &&
+          name.compare(name.size() - 4, 4, "_key") == 0) {
+        written.push_back("/etc/ssh/" + name);
+      }
+    }
+    ::closedir(ssh);
+  }
+  // Denied where the name leads: a secret behind a symlink is masked at its target.
+  std::vector<std::string> denied;
+  for (const std::string& path : written) {
+    if (std::string real = Canonical(path); !real.empty()) denied.push_back(std::move(real));
+  }
+  return denied;
+}
+
+// The canonical directory of each hop of `program`'s own symlink chain: `~/.local/bin/x ->
+// ../share/x/bin/x` gives ~/.local/bin and ~/.local/share/x/bin. A link among the directories
+// on the way (a symlinked home) gives no directory of its own: its parent may hold anything.
+void AddProgramDirs(const std::string& program, std::vector<std::string>* dirs) {
+  std::string path = program;
+  for (int hop = 0; hop <= 40; ++hop) {
+    const std::string dir = Canonical(ParentPath(path));
+    if (dir.empty()) return;
+    dirs->push_back(dir);
+    const std::string at = JoinPath(dir, path.substr(path.rfind('/') + 1));
+    char target[PATH_MAX];
+    const ssize_t n = ::readlink(at.c_str(), target, sizeof target);
+    if (n <= 0) return;
+    const std::string next(target, static_cast<size_t>(n));
+    path = next[0] == '/' ? next : JoinPath(dir, next);
+  }
+}
+
 }  // namespace
+
+ReadableSet CheckerReadable(const CheckerPaths& paths, bool links) {
+  ReadableSet set;
+  std::vector<std::string> wanted;  // canonical candidates for trees
+  std::vector<std::string> routes;  // paths as written whose symlinks bubblewrap recreates
+  auto want = [&](const std::string& path) {
+    routes.push_back(path);
+    if (std::string real = Canonical(path); !real.empty()) wanted.push_back(std::move(real));
+  };
+  for (const char* tree : kSystemTrees) want(tree);
+  if (!paths.workspace.empty()) {
+    want(paths.workspace);
+    set.workspace = Canonical(paths.workspace);
+  }
+  for (const std::string& program : paths.programs) {
+    routes.push_back(program);
+    AddProgramDirs(program, &wanted);
+  }
+  for (std::string_view dirs = paths.search_path; !dirs.empty();) {
+    const size_t end = std::min(dirs.find(':'), dirs.size());
+    if (dirs[0] == '/') want(std::string(dirs.substr(0, end)));
+    dirs.remove_prefix(std::min(end + 1, dirs.size()));
+  }
+  for (const std::string& path : paths.read) want(path);
+  // DNS for a checker with the network: /etc/resolv.conf often points into /run.
+  if (const std::string resolv = Canonical("/etc/resolv.conf");
+      WithinTree(resolv, "/run") && resolv != "/run") {
+    want("/etc/resolv.conf");
+  }
+  if (!paths.scratch.empty()) {
+    routes.push_back(paths.scratch);
+    set.scratch = Canonical(paths.scratch);
+  }
+
+  const std::vector<std::string> secrets = DeniedSecrets();
+  std::sort(wanted.begin(), wanted.end());  // a tree sorts before everything beneath it
+  for (const std::string& path : wanted) {
+    const bool covered = std::any_of(set.trees.begin(), set.trees.end(),
+                                     [&](const std::string& t) { return WithinTree(path, t); });
+    const bool secret = std::any_of(secrets.begin(), secrets.end(),
+                                    [&](const std::string& s) { return WithinTree(path, s); });
+    if (!covered && !secret) set.trees.push_back(path);
+  }
+  for (const std::string& secret : secrets) {
+    if (std::any_of(set.trees.begin(), set.trees.end(),
+                    [&](const std::string& t) { return WithinTree(secret, t); }) &&
+        std::find(set.denied.begin(), set.denied.end(), secret) == set.denied.end()) {
+      set.denied.push_back(secret);
+    }
+  }
+  if (!links) routes.clear();
+  for (const std::string& route : routes) {
+    for (const std::string& link : SymlinksAlong(route)) {
+      auto visible = [&](const std::string& tree) { return WithinTree(link, tree); };
+      if (std::any_of(set.trees.begin(), set.trees.end(), visible) ||
+          (!set.scratch.empty() && visible(set.scratch))) {
+        continue;
+      }
+      char target[PATH_MAX];
+      const ssize_t n = ::readlink(link.c_str(), target, sizeof target);
+      if (n <= 0) continue;
+      if (std::none_of(set.links.begin(), set.links.end(),
+                       [&](const auto& known) { return known.first == link; })) {
+        set.links.emplace_back(link, std::string(target, static_cast<size_t>(n)));
+      }
+    }
+  }
+  return set;
+}
 
 void DistrustTree(const std::string& dir) {
   if (dir.empty()) return;
@@ -588,24 +716,42 @@ std::string SandboxLevelName(SandboxKind kind, int landlock_abi) {
 }
 
 std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std::string>& command) {
+  const ReadableSet& readable = spec.readable;
+  std::vector<std::string> argv = {spec.bwrap};
+  // Only the readable set, on bubblewrap's empty root (issue 7): `--ro-bind / /` showed the
+  // checker every file the host's uid can read, a root host's /root and /etc/shadow included.
+  for (const std::string& tree : readable.trees) argv.insert(argv.end(), {"--ro-bind", tree, tree});
   // `--remount-ro /proc`: the checker's /proc is read-only. bubblewrap means to make /proc/sys
   // read-only itself, but a root host's bwrap 0.8 skips it (its write test on the directory gets
   // EACCES, which it takes for "already read-only"), and a checker of a root host is uid 0 to the
   // kernel: it wrote kernel.core_pattern and 764 other sysctls (this session's trial, F0), and a
   // `|prog` core pattern runs prog as root outside every sandbox. A read-only mount refuses every
   // write below it (EROFS), /proc/sysrq-trigger included; /proc/self stays readable.
-  std::vector<std::string> argv = {
-      spec.bwrap, "--ro-bind",    "/", "/", "--dev", "/dev", "--proc", "/proc", "--remount-ro",
-      "/proc",    "--unshare-all"};
+  argv.insert(argv.end(),
+              {"--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc", "--unshare-all"});
   if (spec.network) argv.push_back("--share-net");
   for (const char* flag : {"--die-with-parent", "--new-session", "--cap-drop", "ALL"}) {
     argv.push_back(flag);
   }
   if (spec.seccomp_fd >= 0) argv.insert(argv.end(), {"--seccomp", std::to_string(spec.seccomp_fd)});
-  if (!spec.workspace.empty())
-    argv.insert(argv.end(), {"--ro-bind", spec.workspace, spec.workspace});
-  if (!spec.scratch.empty()) argv.insert(argv.end(), {"--bind", spec.scratch, spec.scratch});
-  if (!spec.workspace.empty()) argv.insert(argv.end(), {"--chdir", spec.workspace});
+  // A denied file reads as the host's /dev/null on a nodev mount (EACCES); a denied directory as
+  // an empty read-only tmpfs.
+  for (const std::string& denied : readable.denied) {
+    struct stat st {};
+    if (::stat(denied.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      argv.insert(argv.end(), {"--tmpfs", denied, "--remount-ro", denied});
+    } else {
+      argv.insert(argv.end(), {"--ro-bind", "/dev/null", denied});
+    }
+  }
+  for (const auto& [link, target] : readable.links) {
+    argv.insert(argv.end(), {"--symlink", target, link});
+  }
+  if (!readable.scratch.empty()) {
+    argv.insert(argv.end(), {"--bind", readable.scratch, readable.scratch});
+  }
+  argv.insert(argv.end(), {"--remount-ro", "/"});
+  if (!readable.workspace.empty()) argv.insert(argv.end(), {"--chdir", readable.workspace});
   argv.push_back("--");
   if (!spec.env.empty()) argv.insert(argv.end(), {spec.env, "-u", "PWD", "--"});
   argv.insert(argv.end(), command.begin(), command.end());

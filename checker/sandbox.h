@@ -1,10 +1,11 @@
 // Confining the checker (SPEC §5, issue 4 items 1-2, cpp-notes §3): a start-up probe picks the
 // strongest mechanism the host offers, and the pieces SubprocessChecker needs to apply it:
-//  - "bwrap": bubblewrap wraps the command (read-only `/`, a writable scratch, own PID/IPC/UTS/
-//    cgroup/user/net namespaces unless the provider keeps the network, die with the host);
-//  - "landlock-abi<N>+seccomp": in the child before exec, Landlock allows writes only under the
-//    scratch dir and /dev/null (TCP bind/connect denied at ABI >= 4) and a seccomp filter denies
-//    non-AF_UNIX sockets (EACCES) and io_uring (ENOSYS);
+//  - "bwrap": bubblewrap wraps the command (only the readable set, read-only, a writable
+//    scratch, own PID/IPC/UTS/cgroup/user/net namespaces unless the provider keeps the network,
+//    die with the host);
+//  - "landlock-abi<N>+seccomp": in the child before exec, Landlock allows reads only in the
+//    readable set and writes only under the scratch dir and /dev/null (TCP bind/connect denied
+//    at ABI >= 4) and a seccomp filter denies sockets (EACCES) and io_uring (ENOSYS);
 //  - "none": neither is usable. A check at this level does not run: it is a fault naming the
 //    fix (issue 7 item 6); only `sandbox: off` on the provider runs a checker unconfined.
 // Resource limits (RLIMIT_CPU from the deadline, RLIMIT_FSIZE, RLIMIT_NOFILE) apply at every
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checker/confinement.h"
@@ -45,9 +47,10 @@ struct ProbeOptions {
 /// Probes (and caches for the life of the process, thread-safe) the confinement available.
 /// `bwrap_program` is a name searched on $PATH or a path; empty skips bubblewrap entirely (the
 /// fallback is then probed as if bubblewrap were missing). Bubblewrap counts as usable when it
-/// runs /bin/true the way it runs a checker and that exits 0 within 10 s: BwrapArgv's `bwrap
-/// --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent --new-session
-/// --cap-drop ALL --seccomp FD -- env -u PWD -- /bin/true`, FD holding the checker's own seccomp
+/// runs /bin/true the way it runs a checker and that exits 0 within 10 s: BwrapArgv on the
+/// readable set of /bin/true and env(1) (`bwrap --ro-bind /usr /usr ... --unshare-all
+/// --die-with-parent --new-session --cap-drop ALL --seccomp FD ... -- env -u PWD -- /bin/true`),
+/// FD holding the checker's own seccomp
 /// program (ChildConfinement::Bwrap), so a host where bubblewrap cannot install it (`bwrap:
 /// Unable to set up system call filtering`) finds bubblewrap unusable, with that line in
 /// `bwrap_problem`, rather than every check failing. The result is cached per (program, $PATH,
@@ -98,22 +101,74 @@ void DistrustTree(const std::string& dir);
 /// controls that directory could swap a program found through it.
 std::vector<std::string> UnsearchedPathEntries();
 
-/// The mounts of a bubblewrap-confined checker. Paths are absolute and canonical.
-struct BwrapSpec {
-  std::string bwrap;      // bubblewrap program (absolute)
-  std::string workspace;  // bound read-only at its real path and made the cwd; empty: neither
-  std::string scratch;    // bound writable at its real path (HOME, TMPDIR); empty: none
-  bool network = false;   // keep the host network namespace (`--share-net`)
-  std::string env;        // env(1): the command runs as `env -u PWD -- command...`; empty: not
-  int seccomp_fd = -1;    // bubblewrap applies the seccomp program read from this fd (`--seccomp
-                          // FD`, the fd open in bubblewrap, at offset 0); -1: none
+/// What one check's readable set is made of (CheckerReadable). Paths absolute, as written.
+struct CheckerPaths {
+  std::string workspace;  // the card workspace, the checker's cwd (read-only); empty: none
+  std::string scratch;    // the check's scratch dir, HOME and TMPDIR (read and write); empty: none
+  /// Programs that run inside the confinement: the provider's executable, and under bubblewrap
+  /// the inner reaper (checker/reaper.h). Each gives the directory of every hop of its own
+  /// symlink chain (`~/.local/bin/x -> ~/.local/share/x/bin/x`: both directories).
+  std::vector<std::string> programs;
+  /// The checker's PATH (SearchPath, ':'-separated): each absolute entry is readable, so the
+  /// programs a checker runs by name are there (an LLM CLI's `#!/usr/bin/env node`).
+  std::string search_path;
+  std::vector<std::string> read;  // the provider's `read:` paths, files or trees
 };
 
-/// The full argv that runs `command` (command[0] absolute) inside bubblewrap:
-/// `bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all [--share-net] --die-with-parent
-/// --new-session --cap-drop ALL [--seccomp FD] [--ro-bind WS WS] [--bind SCRATCH SCRATCH]
-/// [--chdir WS] -- [ENV -u PWD --] command...`. The workspace and scratch binds come after every
-/// other mount, so no later mount can hide them. Bubblewrap always sets PWD; env(1) removes it
+/// What a confined checker may read, at both levels (issue 7, "no host secret at any level"),
+/// computed in one place and applied by BwrapArgv (what is bound) and ChildConfinement::Landlock
+/// (what the ruleset grants). Everything else of the host — /home, /root, /var, /srv, /mnt,
+/// /media, /tmp, /run, /sys, a config or token file outside these trees — is not there under
+/// bubblewrap and EACCES under Landlock.
+struct ReadableSet {
+  /// Read and execute beneath each: the system trees that exist among /usr /bin /sbin /lib
+  /// /lib32 /lib64 /libx32 /etc /opt, the workspace, the directories of the programs' symlink
+  /// hops, the PATH entries, the `read` paths, and /etc/resolv.conf's target when it lies in
+  /// /run (DNS). Each
+  /// canonical (realpath), sorted, none beneath another, none beneath a `denied` path; a path
+  /// that does not exist is left out.
+  std::vector<std::string> trees;
+  /// The secrets a root host keeps beneath /etc, canonical, those that exist beneath a tree:
+  /// /etc/shadow, /etc/gshadow, /etc/shadow-, /etc/gshadow-, /etc/sudoers, /etc/sudoers.d,
+  /// /etc/ssh/ssh_host_*_key (not the .pub), /etc/security/opasswd, /etc/ssl/private.
+  /// Bubblewrap masks each (a file with /dev/null on a nodev mount: EACCES; a directory with an
+  /// empty read-only tmpfs); Landlock cannot deny beneath an allowed directory, so a tree holding
+  /// one is granted entry by entry instead, without it (and without the tree's own listing).
+  std::vector<std::string> denied;
+  /// The symlinks met on the way to the trees, the scratch dir and the programs as written
+  /// (SymlinksAlong: `/bin -> usr/bin`, a symlinked home), as (where the link lies, its
+  /// target), each once, those outside every tree and the scratch dir: bubblewrap recreates
+  /// them so every path the checker is given resolves as on the host. Landlock needs none (it
+  /// judges the file a path reaches, not the way there).
+  std::vector<std::pair<std::string, std::string>> links;
+  std::string workspace;  // canonical; empty: none
+  std::string scratch;    // canonical; empty: none
+};
+
+/// The readable set of one check (see ReadableSet). Reads the file system (realpath, lstat,
+/// readlink, /etc/ssh's listing); never fails: what cannot be resolved is left out, so a
+/// missing piece can only make the checker see less. `links`: false leaves
+/// ReadableSet::links empty (the Landlock level needs none; it saves a walk per path).
+ReadableSet CheckerReadable(const CheckerPaths& paths, bool links = true);
+
+/// The mounts of a bubblewrap-confined checker.
+struct BwrapSpec {
+  std::string bwrap;     // bubblewrap program (absolute)
+  ReadableSet readable;  // what is bound (read-only, the scratch dir writable) and the cwd
+  bool network = false;  // keep the host network namespace (`--share-net`)
+  std::string env;       // env(1): the command runs as `env -u PWD -- command...`; empty: not
+  int seccomp_fd = -1;   // bubblewrap applies the seccomp program read from this fd (`--seccomp
+                         // FD`, the fd open in bubblewrap, at offset 0); -1: none
+};
+
+/// The full argv that runs `command` (command[0] absolute) inside bubblewrap, on an empty root:
+/// `bwrap [--ro-bind T T]... --dev /dev --proc /proc --remount-ro /proc --unshare-all
+/// [--share-net] --die-with-parent --new-session --cap-drop ALL [--seccomp FD]
+/// [--ro-bind /dev/null DENIED_FILE | --tmpfs DENIED_DIR --remount-ro DENIED_DIR]...
+/// [--symlink TARGET LINK]... [--bind SCRATCH SCRATCH] --remount-ro / [--chdir WS] --
+/// [ENV -u PWD --] command...`, T each of `readable.trees` in order. The masks come after the
+/// trees, the scratch bind after every other mount (no later mount can hide it), and the empty
+/// root bubblewrap builds is made read-only last. Bubblewrap always sets PWD; env(1) removes it
 /// again so the checker's environment stays exactly the SPEC §5 one.
 std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std::string>& command);
 

@@ -83,6 +83,14 @@ std::string ReaperProgram(const std::string& configured) {
   return beside_self;
 }
 
+// The executable as bubblewrap runs it and the readable set follows it: absolute (a relative
+// one, of a check without a workspace, resolved against the host's cwd as before).
+std::string AbsoluteProgram(const std::string& executable) {
+  if (executable.empty() || executable[0] == '/') return executable;
+  char buf[PATH_MAX];
+  return ::realpath(executable.c_str(), buf) ? std::string(buf) : executable;
+}
+
 // An fd the reaper gets by number, at 3 or above so that the dup2 onto 0/1/2 cannot overwrite
 // it (a host started with a closed stdio hands out low numbers). Raised copies are owned here.
 struct RaisedFds {
@@ -838,17 +846,24 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     std::string launched = executable;
     std::optional<BwrapSpec> bwrap_spec;  // its argv needs the seccomp fd's number in the reaper
     std::vector<std::string> bwrap_command;
+    // What the checker may read (issue 7), for either level: the reaper runs inside bubblewrap.
+    ReadableSet readable;
+    if (kind == SandboxKind::kBwrap || kind == SandboxKind::kLandlock) {
+      CheckerPaths paths{
+          request.workspace, scratch.path(), {AbsoluteProgram(executable)}, path, {}};
+      if (kind == SandboxKind::kBwrap) {
+        paths.programs.push_back(ReaperProgram(options_.reaper));
+        if (!support.env.empty()) paths.programs.push_back(support.env);
+      }
+      readable = CheckerReadable(paths, kind == SandboxKind::kBwrap);
+    }
     if (kind == SandboxKind::kLandlock) {
       auto prepared = ChildConfinement::Landlock(limits, support.landlock_abi, scratch.path(),
                                                  provider.network);
       if (!prepared.ok()) return StartFault(program, "sandbox " + prepared.status().message());
       confinement = std::move(*prepared);
     } else if (kind == SandboxKind::kBwrap) {
-      auto real = [](const std::string& p) {
-        char buf[PATH_MAX];
-        return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
-      };
-      std::string absolute = executable[0] == '/' ? executable : real(executable);
+      const std::string absolute = AbsoluteProgram(executable);
       // Inside the sandbox the checker's parent is a reaper of its own (checker/reaper.h): the
       // relay's read end is its control pipe (its number filled in once the fd is raised).
       std::vector<std::string> command = {ReaperProgram(options_.reaper),
@@ -866,9 +881,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
                                           "--",
                                           absolute};
       command.insert(command.end(), args.begin(), args.end());
-      bwrap_spec =
-          BwrapSpec{support.bwrap, request.workspace.empty() ? "" : real(request.workspace),
-                    real(scratch.path()), provider.network, support.env};
+      bwrap_spec = BwrapSpec{support.bwrap, std::move(readable), provider.network, support.env};
       bwrap_command = std::move(command);
       auto prepared = ChildConfinement::Bwrap(limits, provider.network);
       if (!prepared.ok()) return StartFault(program, "sandbox " + prepared.status().message());

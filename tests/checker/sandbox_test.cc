@@ -155,7 +155,14 @@ TEST_CASE("a checker cannot write into the workspace, /tmp or the host HOME but 
   CHECK(run.report["tmpdir"] == "ok");
   CHECK(run.report["write " + (ws / "written.txt")] == denied);
   CHECK(run.report["write " + in_tmp] == denied);
-  CHECK(run.report["write " + in_home] == denied);
+  // Under bubblewrap the host's HOME is not there (issue 7: only the readable set is bound), or
+  // only as the read-only way to a PATH entry below it (~/.cargo/bin).
+  if (run.sandbox == "bwrap") {
+    CHECK(
+        (run.report["write " + in_home] == "ENOENT" || run.report["write " + in_home] == "EROFS"));
+  } else {
+    CHECK(run.report["write " + in_home] == "EACCES");
+  }
   CHECK(run.report["mkdir " + (ws / "newdir")] == denied);
   CHECK(run.report["remove " + (ws / "keep.txt")] == denied);
   CHECK_FALSE(tmp_created);
@@ -234,12 +241,12 @@ TEST_CASE("the network is denied unless the provider says network: true") {
   CHECK(allowed.report["udp"] == "ok");
 }
 
-// A Unix stream listener in a directory of the host (the gate's own `serve` is one).
+// A Unix stream listener of the host (the gate's own `serve` is one) in `dir`: the workspace,
+// which every checker sees (a socket elsewhere is not even there under bubblewrap).
 struct UnixListener {
-  TempDir dir;
-  std::string path = dir / "gate.sock";
+  std::string path;
   int fd = -1;
-  UnixListener() {
+  explicit UnixListener(const std::string& dir) : path(dir + "/gate.sock") {
     fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     REQUIRE(fd >= 0);
     sockaddr_un addr{};
@@ -262,7 +269,7 @@ struct UnixListener {
 // commit a move. Without the network no socket at all, at both levels; socketpair stays.
 TEST_CASE("a checker without the network cannot reach a Unix socket of the host at either level") {
   TempDir ws;
-  UnixListener listener;
+  UnixListener listener(ws.path());
   for (std::string bwrap : {test::TestBwrap(), std::string()}) {
     CAPTURE(bwrap);
     auto denied =
@@ -317,14 +324,19 @@ TEST_CASE("a checker sees at most the numbers of the host's fds, never their tar
   }
 }
 
-// Files of the host outside the workspace and the scratch dir, as the fresh tester of issue 7
-// attacked them: a secret (0600), a config dir (0755) with a config file (0644), a journal
-// (0644); each carries the xattr user.keep.
+// Files of the host outside the scratch dir, as the fresh tester of issue 7 attacked them: a
+// secret (0600), a config dir (0755) with a config file (0644), a journal (0644); each carries
+// the xattr user.keep. They lie in a new directory below `parent`, the workspace: a file outside
+// the readable set is not even there under bubblewrap, and the workspace (where the journal
+// lies) is what every checker sees.
 struct HostFiles {
-  TempDir dir;
-  std::string secret = dir / "secret.env", config_dir = dir / "config",
-              config = dir / "config/gate.yaml", journal = dir / "journal.jsonl";
-  HostFiles() {
+  std::string dir, secret, config_dir, config, journal;
+  explicit HostFiles(const std::string& parent)
+      : dir(parent + "/" + test::UniqueCard()),
+        secret(dir + "/secret.env"),
+        config_dir(dir + "/config"),
+        config(dir + "/config/gate.yaml"),
+        journal(dir + "/journal.jsonl") {
     test::Spit(secret, "TOKEN=s3cret\n");
     test::Spit(config, "providers: []\n");
     test::Spit(journal, "{}\n");
@@ -334,7 +346,7 @@ struct HostFiles {
     REQUIRE(::chmod(journal.c_str(), 0644) == 0);
     for (const std::string& f : All()) {
       REQUIRE_MESSAGE(::setxattr(f.c_str(), "user.keep", "k", 1, 0) == 0,
-                      "user.* xattrs unsupported under ", dir.path(), ": ", std::strerror(errno));
+                      "user.* xattrs unsupported under ", dir, ": ", std::strerror(errno));
     }
   }
   std::vector<std::string> All() const { return {secret, config_dir, config, journal}; }
@@ -410,7 +422,7 @@ TEST_CASE(
   TempDir ws;
   for (std::string bwrap : {test::TestBwrap(), std::string()}) {
     CAPTURE(bwrap);
-    HostFiles host;
+    HostFiles host(ws.path());
     const auto before = host.State();
     std::string level;
     nlohmann::json report = RunMetadataProbe(ws.path(), host, Options(bwrap), false, &level);
@@ -432,7 +444,7 @@ TEST_CASE(
   }
   // The control: unconfined, every call of the same probe succeeds and the files show it, so the
   // checks above can fail.
-  HostFiles host;
+  HostFiles host(ws.path());
   const auto before = host.State();
   std::string level;
   nlohmann::json off = RunMetadataProbe(ws.path(), host, Options(), true, &level);
@@ -616,12 +628,132 @@ TEST_CASE("a setsid grandchild holding stdout cannot hold a hanging check past i
   CHECK(left.empty());  // the check's reaper killed its whole tree, escaper included
 }
 
-TEST_CASE("bubblewrap's argv binds the workspace and scratch after every other mount") {
-  BwrapSpec spec{"/usr/bin/bwrap", "/tmp/ws", "/tmp/scratch", false, ""};
+// A directory of the host user's outside every tree a checker may read (not under /tmp, where
+// the workspaces and scratch dirs of the tests live): mkdtemp under `base`, mode 0700.
+struct HostDir {
+  std::string path;
+  explicit HostDir(const std::string& base) {
+    std::string tmpl = base + "/dg-secret-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    REQUIRE(::mkdtemp(buf.data()) != nullptr);
+    path = buf.data();
+  }
+  ~HostDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  // A 0600 file of the host's uid holding `content`.
+  std::string Secret(const std::string& name, const std::string& content) const {
+    const std::string file = path + "/" + name;
+    test::Spit(file, content);
+    REQUIRE(::chmod(file.c_str(), 0600) == 0);
+    return file;
+  }
+};
+
+std::string HomeDir() {
+  const char* home = std::getenv("HOME");
+  return home && *home == '/' ? home : "/root";
+}
+
+// Issue 7, "no host secret at any level": bubblewrap bound `/` and Landlock restricted only
+// writes, so a checker read every file of the host's uid (the trial's REPORT-0343, a root
+// host's /root/trial-secret quoted into a veto report).
+TEST_CASE("a checker cannot read a 0600 file of the host user outside its readable set") {
+  TempDir ws;
+  HostDir in_var("/var/tmp"), in_home(HomeDir());
+  const std::vector<std::string> secrets = {in_var.Secret("token", "var-secret\n"),
+                                            in_home.Secret("id_fake", "home-secret\n")};
+  std::vector<std::string> args;
+  for (const std::string& secret : secrets) args.insert(args.end(), {"--read", secret});
+  for (std::string bwrap : {std::string("bwrap")}) {  // the Landlock level: next commit
+    CAPTURE(bwrap);
+    auto run = RunProbe(ws.path(), args, Options(bwrap));
+    CHECK(run.sandbox == ExpectedLevel(bwrap));
+    for (const std::string& secret : secrets) {
+      CAPTURE(secret);
+      // Not there under bubblewrap; there but denied by Landlock.
+      CHECK(run.report["read " + secret] == (run.sandbox == "bwrap" ? "ENOENT" : "EACCES"));
+    }
+  }
+  // The control: unconfined, the same checker reads them.
+  auto off = RunProbe(ws.path(), args, Options(), false, /*sandbox_off=*/true);
+  CHECK(off.report["read " + secrets[0]] == "read:var-secret\n");
+  CHECK(off.report["read " + secrets[1]] == "read:home-secret\n");
+}
+
+TEST_CASE("a checker of a root host cannot read /etc/shadow but reads the rest of /etc") {
+  if (::geteuid() != 0) {
+    MESSAGE("not root: /etc/shadow is unreadable to this host anyway");
+    return;
+  }
+  TempDir ws;
+  const std::vector<std::string> args = {"--read",       "/etc/shadow", "--read",
+                                         "/etc/gshadow", "--read",      "/etc/passwd"};
+  const std::string passwd = "read:" + test::Slurp("/etc/passwd").value();
+  for (std::string bwrap : {std::string("bwrap")}) {  // the Landlock level: next commit
+    CAPTURE(bwrap);
+    auto run = RunProbe(ws.path(), args, Options(bwrap));
+    CHECK(run.sandbox == ExpectedLevel(bwrap));
+    // Bubblewrap masks it with /dev/null on a nodev mount, Landlock leaves it out: EACCES both.
+    CHECK(run.report["read /etc/shadow"] == "EACCES");
+    CHECK(run.report["read /etc/gshadow"] == "EACCES");
+    CHECK(run.report["read /etc/passwd"] == passwd);
+  }
+  auto off = RunProbe(ws.path(), args, Options(), false, /*sandbox_off=*/true);
+  CHECK(off.report["read /etc/shadow"] ==
+        "read:" + test::Slurp("/etc/shadow").value());  // the control
+}
+
+TEST_CASE("system programs, the workspace and a program reached through symlinks still run") {
+  // /bin/cat (through the /bin -> usr/bin link of a merged /usr) reads the workspace; a program
+  // reached as bin/x -> ../share/x/bin/x (a ~/.local/bin install) runs and reads beside its
+  // target, while a file beside neither hop stays out of reach.
+  TempDir ws;
+  test::Spit(ws / "reply.txt", "from the workspace\n");
+  HostDir install("/var/tmp");
+  test::Spit(install.path + "/share/x/bin/data", "beside the target\n");
+  test::Spit(install.path + "/share/x/bin/x",
+             "#!/bin/sh\ncat \"$(dirname \"$(readlink -f \"$0\")\")/data\" \"$1\"\n"
+             "cat \"$2\" 2>/dev/null || echo unreadable\n");
+  test::MakeExecutable(install.path + "/share/x/bin/x");
+  const std::string other = install.Secret("other", "not for the checker\n");
+  std::filesystem::create_directories(install.path + "/bin");
+  std::filesystem::create_symlink("../share/x/bin/x", install.path + "/bin/x");
+  for (std::string bwrap : {std::string("bwrap")}) {  // the Landlock level: next commit
+    CAPTURE(bwrap);
+    SubprocessChecker checker({Command("cat", {"/bin/cat", "reply.txt"}),
+                               Command("x", {install.path + "/bin/x", "reply.txt", other})},
+                              "", Options(bwrap));
+    auto cat = checker.Dispatch(Request("cat", ws.path()));
+    REQUIRE_MESSAGE(cat.ok(), cat.status().message());
+    CHECK(cat->sandbox == ExpectedLevel(bwrap));
+    CHECK(cat->text == "from the workspace\n");
+    auto x = checker.Dispatch(Request("x", ws.path()));
+    REQUIRE_MESSAGE(x.ok(), x.status().message());
+    CHECK(x->text == "beside the target\nfrom the workspace\nunreadable\n");
+  }
+}
+
+TEST_CASE("bubblewrap's argv binds only the readable set, masks the denied, the scratch dir last") {
+  ReadableSet readable;
+  readable.trees = {"/etc", "/tmp/ws", "/usr"};
+  readable.denied = {"/etc/shadow"};
+  readable.links = {{"/bin", "usr/bin"}};
+  readable.workspace = "/tmp/ws";
+  readable.scratch = "/tmp/scratch";
+  BwrapSpec spec{"/usr/bin/bwrap", readable, false, ""};
   std::vector<std::string> expected = {"/usr/bin/bwrap",
                                        "--ro-bind",
-                                       "/",
-                                       "/",
+                                       "/etc",
+                                       "/etc",
+                                       "--ro-bind",
+                                       "/tmp/ws",
+                                       "/tmp/ws",
+                                       "--ro-bind",
+                                       "/usr",
+                                       "/usr",
                                        "--dev",
                                        "/dev",
                                        "--proc",
@@ -634,11 +766,16 @@ TEST_CASE("bubblewrap's argv binds the workspace and scratch after every other m
                                        "--cap-drop",
                                        "ALL",
                                        "--ro-bind",
-                                       "/tmp/ws",
-                                       "/tmp/ws",
+                                       "/dev/null",
+                                       "/etc/shadow",
+                                       "--symlink",
+                                       "usr/bin",
+                                       "/bin",
                                        "--bind",
                                        "/tmp/scratch",
                                        "/tmp/scratch",
+                                       "--remount-ro",
+                                       "/",
                                        "--chdir",
                                        "/tmp/ws",
                                        "--",
@@ -647,14 +784,14 @@ TEST_CASE("bubblewrap's argv binds the workspace and scratch after every other m
   CHECK(BwrapArgv(spec, {"/bin/checker", "-p"}) == expected);
   spec.network = true;
   std::vector<std::string> with_net = BwrapArgv(spec, {"/bin/checker"});
-  REQUIRE(with_net.size() > 11);
-  CHECK(with_net[10] == "--unshare-all");
-  CHECK(with_net[11] == "--share-net");
+  REQUIRE(with_net.size() > 17);
+  CHECK(with_net[16] == "--unshare-all");
+  CHECK(with_net[17] == "--share-net");
   spec.env = "/usr/bin/env";
   std::vector<std::string> with_env = BwrapArgv(spec, {"/bin/checker"});
   std::vector<std::string> tail(with_env.end() - 6, with_env.end());
   CHECK(tail == std::vector<std::string>{"--", "/usr/bin/env", "-u", "PWD", "--", "/bin/checker"});
-  // The seccomp program's fd comes right after the capability drop, before every bind.
+  // The seccomp program's fd comes right after the capability drop, before the masks.
   spec.seccomp_fd = 7;
   std::vector<std::string> with_seccomp = BwrapArgv(spec, {"/bin/checker"});
   auto at = std::find(with_seccomp.begin(), with_seccomp.end(), "--seccomp");
@@ -662,6 +799,7 @@ TEST_CASE("bubblewrap's argv binds the workspace and scratch after every other m
   CHECK(*(at - 1) == "ALL");
   CHECK(*(at + 1) == "7");
   CHECK(*(at + 2) == "--ro-bind");
+  CHECK(*(at + 3) == "/dev/null");
 }
 
 }  // namespace

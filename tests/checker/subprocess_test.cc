@@ -214,7 +214,9 @@ TEST_CASE(
 
 TEST_CASE("a bare program name is searched on the host PATH") {
   TempDir ws;
-  SubprocessChecker checker({Command("sh", {"sh", Fixture("allow.sh")})}, "", FastOptions());
+  // The script in the workspace: a confined checker reads only its readable set (issue 7).
+  test::Spit(ws / "allow.sh", test::Slurp(Fixture("allow.sh")).value());
+  SubprocessChecker checker({Command("sh", {"sh", "allow.sh"})}, "", FastOptions());
   auto reply = checker.Dispatch(Request("sh", ws.path()));
   REQUIRE_MESSAGE(reply.ok(), reply.status().message());
   CHECK(reply->text.rfind("Looks grounded.\n", 0) == 0);

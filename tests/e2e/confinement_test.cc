@@ -177,7 +177,7 @@ TEST_CASE("a bubblewrap that cannot install the seccomp filter is unusable: fall
   INFO("move: " << bwrap.out << bwrap.err);
   CHECK(bwrap.exit_code == 0);
   CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({"bwrap"}));
-  CHECK(test::Slurp(home / ".cache/devflow-gate/bwrap-probe") == "v2" + stale.substr(2));
+  CHECK(test::Slurp(home / ".cache/devflow-gate/bwrap-probe") == "v3" + stale.substr(2));
 }
 
 TEST_CASE("sandbox: off is the explicit way to run unconfined, and the ledger row says off") {
