@@ -134,9 +134,9 @@ void ReaperLandlock(benchmark::State& state) {
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
   const std::string reaper_program = dir.substr(0, dir.rfind('/') + 1) + reaper::kProgram;
-  const std::string scratch = "/tmp";
+  const ReadableSet readable = CheckerReadable({"", "/tmp", {CheckerPath()}, "", {}});
   auto confinement = ChildConfinement::Landlock(LimitsFor(20000, 0, 64 << 20, 256),
-                                                support.landlock_abi, scratch, false);
+                                                support.landlock_abi, readable, false);
   if (!confinement.ok()) {
     state.SkipWithError(confinement.status().message().c_str());
     return;
@@ -187,6 +187,38 @@ void ReaperLandlock(benchmark::State& state) {
   ::close(control[0]);
   ::close(control[1]);
 }
+
+// What the readable set (issue 7) adds to a Landlock-level check, on the cache-miss path only:
+// CheckerReadable and the ruleset that grants it (/etc entry by entry, without its secrets),
+// counter "rules" = landlock_add_rule calls (one open and one fstat each). Beside
+// landlock_scratch_only (the same ruleset and seccomp filter without the readable set) and
+// dispatch_landlock, the whole check that pays it.
+void LandlockRuleset(benchmark::State& state, bool readable_set) {
+  const SandboxSupport& support = ProbeSandbox("", {false});
+  if (support.landlock_abi < 1 || !support.seccomp) {
+    state.SkipWithError("Landlock + seccomp is not usable here");
+    return;
+  }
+  int rules = 0;
+  for (auto _ : state) {
+    ReadableSet readable;
+    if (readable_set) {
+      readable = CheckerReadable({"/tmp", "/tmp", {CheckerPath()}, SearchPath(), {}}, false);
+    } else {
+      readable.scratch = "/tmp";  // the rules before issue 7: the scratch dir and the devices
+    }
+    auto confinement = ChildConfinement::Landlock(LimitsFor(20000, 0, 64 << 20, 256),
+                                                  support.landlock_abi, readable, false);
+    if (!confinement.ok()) {
+      state.SkipWithError(confinement.status().message().c_str());
+      break;
+    }
+    rules = confinement->rules();
+  }
+  state.counters["rules"] = rules;
+}
+void LandlockScratchOnly(benchmark::State& s) { LandlockRuleset(s, false); }
+void LandlockReadableSet(benchmark::State& s) { LandlockRuleset(s, true); }
 
 // One whole check through SubprocessChecker::Dispatch at a sandbox level.
 void DispatchAt(benchmark::State& state, const std::string& level) {
@@ -239,8 +271,10 @@ int main(int argc, char** argv) {
     };
     for (Variant v :
          {Variant{"floor_posix_spawn", Floor}, Variant{"fork_exec", ForkExec},
-          Variant{"reaper_landlock", ReaperLandlock}, Variant{"dispatch_off", DispatchOff},
-          Variant{"dispatch_landlock", DispatchLandlock},
+          Variant{"reaper_landlock", ReaperLandlock},
+          Variant{"landlock_scratch_only", LandlockScratchOnly},
+          Variant{"landlock_readable_set", LandlockReadableSet},
+          Variant{"dispatch_off", DispatchOff}, Variant{"dispatch_landlock", DispatchLandlock},
           Variant{"dispatch_bwrap", DispatchBwrap}}) {
       benchmark::RegisterBenchmark(v.name, v.fn)
           ->Arg(mib)

@@ -201,8 +201,11 @@ class ChildConfinement {
   /// checker runs under one seccomp filter more than the host that started it (the server's peer
   /// check, host/server/peer.h). Errors as Landlock().
   static Result<ChildConfinement> Bwrap(const ResourceLimits& limits, bool network);
-  /// Limits + Landlock (ABI `landlock_abi` >= 1: write rights handled, granted only beneath
-  /// `scratch` and on /dev/null; at ABI >= 4 TCP bind/connect handled and never granted unless
+  /// Limits + Landlock (ABI `landlock_abi` >= 1: read, execute and write rights handled; reads
+  /// granted only beneath `readable.trees` (a tree holding a `readable.denied` path entry by
+  /// entry, without it), /proc, and the device files /dev/null, /dev/zero, /dev/full,
+  /// /dev/random, /dev/urandom; everything beneath `readable.scratch`; writes elsewhere only on
+  /// /dev/null; at ABI >= 4 TCP bind/connect handled and never granted unless
   /// `network`; at ABI >= 6 abstract unix sockets and signals scoped to the sandbox) + a seccomp
   /// filter (always io_uring_setup -> ENOSYS; ptrace, process_vm_readv/writev -> EPERM; every
   /// call that changes a file's mode, owner, times, xattrs or inode flags -> EPERM, wherever the
@@ -211,11 +214,14 @@ class ChildConfinement {
   /// Errors: code "sandbox", message naming the step and the OS error, e.g.
   /// `landlock_create_ruleset: Invalid argument`.
   static Result<ChildConfinement> Landlock(const ResourceLimits& limits, int landlock_abi,
-                                           const std::string& scratch, bool network);
+                                           const ReadableSet& readable, bool network);
 
   const ResourceLimits& limits() const { return limits_; }
   /// The Landlock ruleset fd, or -1 (no Landlock).
   int ruleset_fd() const { return ruleset_fd_; }
+  /// How many rules the Landlock ruleset holds (one open and one landlock_add_rule each): the
+  /// cost of the readable set at this level, paid by a check that runs its checker only.
+  int rules() const { return rules_; }
   /// A memfd holding the seccomp program (struct sock_filter[], from offset 0 to its size), or
   /// -1 (no seccomp).
   int filter_fd() const { return filter_fd_; }
@@ -226,6 +232,7 @@ class ChildConfinement {
  private:
   ResourceLimits limits_;
   int ruleset_fd_ = -1;
+  int rules_ = 0;
   int filter_fd_ = -1;
   int pass_fd_ = -1;
 };

@@ -858,8 +858,8 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
       readable = CheckerReadable(paths, kind == SandboxKind::kBwrap);
     }
     if (kind == SandboxKind::kLandlock) {
-      auto prepared = ChildConfinement::Landlock(limits, support.landlock_abi, scratch.path(),
-                                                 provider.network);
+      auto prepared =
+          ChildConfinement::Landlock(limits, support.landlock_abi, readable, provider.network);
       if (!prepared.ok()) return StartFault(program, "sandbox " + prepared.status().message());
       confinement = std::move(*prepared);
     } else if (kind == SandboxKind::kBwrap) {
