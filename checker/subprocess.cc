@@ -850,7 +850,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     ReadableSet readable;
     if (kind == SandboxKind::kBwrap || kind == SandboxKind::kLandlock) {
       CheckerPaths paths{
-          request.workspace, scratch.path(), {AbsoluteProgram(executable)}, path, {}};
+          request.workspace, scratch.path(), {AbsoluteProgram(executable)}, path, provider.read};
       if (kind == SandboxKind::kBwrap) {
         paths.programs.push_back(ReaperProgram(options_.reaper));
         if (!support.env.empty()) paths.programs.push_back(support.env);

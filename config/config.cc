@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <exception>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 #include "host/os.h"
@@ -320,8 +322,8 @@ class Loader {
   }
 
   std::optional<ProviderConfig> Provider(const Entry& p) {
-    static const std::vector<std::string> kKeys = {"builtin", "command", "args",
-                                                   "env",     "network", "sandbox"};
+    static const std::vector<std::string> kKeys = {"builtin", "command", "args", "env",
+                                                   "network", "sandbox", "read"};
     std::string item = "providers." + p.key;
     ProviderConfig out;
     out.name = p.key;
@@ -424,8 +426,39 @@ class Loader {
                           Got(v));
       }
     }
+    if (const Entry* read = FindEntry(entries, "read")) ReadPaths(*read, item, out);
     if (problems_.size() != before) return std::nullopt;
     return out;
+  }
+
+  // `read:` (issue 7): what a confined checker may read beyond its readable set. Each entry an
+  // absolute path that exists now: a typo would otherwise leave the checker without a file it
+  // needs, found only when a check fails.
+  void ReadPaths(const Entry& read, const std::string& item, ProviderConfig& out) {
+    if (!read.value.IsSequence()) {
+      problems_.Add(At(read), item, "read must be a list of absolute paths the checker may read");
+      return;
+    }
+    for (size_t i = 0; i < read.value.size(); ++i) {
+      const YAML::Node& n = read.value[i];
+      const std::string at = "read[" + std::to_string(i) + "] ";
+      if (!IsText(n) || n.Scalar().empty() || n.Scalar()[0] != '/') {
+        std::string got = n.IsScalar() ? Quote(n.Scalar()) : "a list/map";
+        problems_.Add(n.IsNull() ? read.key_node : n, item,
+                      at + got + " is not an absolute path; write the file or directory as /...");
+        continue;
+      }
+      struct stat st {};
+      if (::stat(n.Scalar().c_str(), &st) != 0) {
+        const int err = errno;
+        problems_.Add(n, item,
+                      at + Quote(n.Scalar()) +
+                          " cannot be read: " + std::system_category().message(err) + " (" +
+                          ErrnoName(err) + "); create it or remove it from read");
+        continue;
+      }
+      out.read.push_back(n.Scalar());
+    }
   }
 
   /// Only the literal plain scalars `true` / `false` (not yes/on/True, cpp-notes §2).

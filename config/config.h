@@ -33,6 +33,9 @@ struct ProviderConfig {
   std::vector<std::string> env;        // host variable names passed through
   bool network = false;                // the sandbox keeps the network for this provider
   bool sandbox_off = false;            // `sandbox: off`: no confinement (reported as "off")
+  /// `read:` extra files or trees a confined checker may read (checker/sandbox.h ReadableSet),
+  /// absolute, as written; each existed when the config loaded.
+  std::vector<std::string> read;
 };
 
 /// One configured agent-gate edge (reference §4.2).

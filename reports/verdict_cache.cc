@@ -218,6 +218,8 @@ std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
     p["env"] = provider->env;
     p["network"] = provider->network;
     p["sandbox"] = provider->sandbox_off ? "off" : "on";
+    // Only when set: an identity without `read:` stays the one a cache already holds.
+    if (!provider->read.empty()) p["read"] = provider->read;
     if (!files.empty()) {
       ordered_json list = ordered_json::array();
       for (const auto& [path, identity] : files) list.push_back({path, identity});

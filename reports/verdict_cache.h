@@ -53,14 +53,17 @@ Result<std::string> FileIdentity(const std::string& path);
 /// The identity of the checker behind a verdict (issue 7 item 3): lowercase hex SHA-256 of the
 /// compact JSON
 ///   {"provider":{"builtin":<name>|null,"args":[…],"command":[…],"env":[…],"network":<bool>,
-///    "sandbox":"off"|"on"[,"files":[[<path>,<FileIdentity>],…]][,"envSha256":<EnvIdentity>]},
+///    "sandbox":"off"|"on"[,"read":[…]][,"files":[[<path>,<FileIdentity>],…]]
+///    [,"envSha256":<EnvIdentity>]},
 ///    "verdictNonce":<bool>}
 /// (`"provider":null` when `provider` is nullptr: the edge names a provider no config defines;
 /// `"files"` only when `files` is not empty: CommandFiles with their FileIdentity, see
-/// CurrentCheckerIdentity; `"envSha256"` only when `env_sha256` is not empty: EnvIdentity). The
+/// CurrentCheckerIdentity; `"envSha256"` only when `env_sha256` is not empty: EnvIdentity;
+/// `"read"`, the provider's `read:` paths as written, only when it has some). The
 /// provider's name is not part of it: the same definition under another name is the same
 /// checker. Any change of argv, builtin or its args, env names or values, network or sandbox
-/// setting, of the edge's verdictNonce, or of a file's content, gives another identity.
+/// setting, `read:` paths, of the edge's verdictNonce, or of a file's content, gives another
+/// identity.
 std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
                             const std::vector<std::pair<std::string, std::string>>& files = {},
                             const std::string& env_sha256 = "");

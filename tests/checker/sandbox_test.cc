@@ -745,6 +745,29 @@ TEST_CASE("system programs, the workspace and a program reached through symlinks
   }
 }
 
+TEST_CASE("a provider's read: paths are readable, their siblings not") {
+  TempDir ws;
+  HostDir extra("/var/tmp");
+  test::Spit(extra.path + "/granted/model.txt", "model\n");
+  const std::string file = extra.Secret("granted-file.txt", "one file\n");
+  const std::string sibling = extra.Secret("sibling.txt", "not listed\n");
+  ProviderConfig p =
+      Command("probe", {Fixture("confine_probe.py"), "--read", extra.path + "/granted/model.txt",
+                        "--read", file, "--read", sibling});
+  p.read = {extra.path + "/granted", file};
+  for (std::string bwrap : {test::TestBwrap(), std::string()}) {
+    CAPTURE(bwrap);
+    SubprocessChecker checker({p}, "", Options(bwrap));
+    auto reply = checker.Dispatch(Request("probe", ws.path()));
+    REQUIRE_MESSAGE(reply.ok(), reply.status().message(), " stderr: ", checker.last_stderr());
+    CHECK(reply->sandbox == ExpectedLevel(bwrap));
+    auto report = nlohmann::json::parse(reply->text);
+    CHECK(report["read " + extra.path + "/granted/model.txt"] == "read:model\n");
+    CHECK(report["read " + file] == "read:one file\n");
+    CHECK(report["read " + sibling] == (reply->sandbox == "bwrap" ? "ENOENT" : "EACCES"));
+  }
+}
+
 TEST_CASE("bubblewrap's argv binds only the readable set, masks the denied, the scratch dir last") {
   ReadableSet readable;
   readable.trees = {"/etc", "/tmp/ws", "/usr"};

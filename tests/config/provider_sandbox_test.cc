@@ -1,7 +1,9 @@
-// `sandbox: on|off` on a provider (issue 4: an explicit, reported opt-out of confinement).
+// `sandbox: on|off` on a provider (issue 4: an explicit, reported opt-out of confinement), and
+// `read:`, what a confined checker may read beyond its readable set (issue 7).
 #include <doctest/doctest.h>
 
 #include "config/config.h"
+#include "support/support.h"
 
 namespace devflow {
 
@@ -32,6 +34,49 @@ TEST_CASE("a sandbox value other than on or off fails the load naming the line")
   REQUIRE_FALSE(config.ok());
   CHECK(config.status().message().find("g.yaml:4:14: providers.loose: sandbox must be on or off") !=
         std::string::npos);
+}
+
+TEST_CASE("read: lists absolute paths that exist, kept as written") {
+  test::TempDir dir;
+  test::Spit(dir / "models/m.bin", "m");
+  auto config = LoadConfigText(
+      "providers:\n"
+      "  llm:\n"
+      "    command: [checker]\n"
+      "    read: ['" +
+          dir / "models" + "', '" + dir / "models/m.bin" +
+          "']\n"
+          "plugins: []\n",
+      "g.yaml");
+  REQUIRE_MESSAGE(config.ok(), config.status().message());
+  CHECK(config->FindProvider("llm")->read ==
+        std::vector<std::string>{dir / "models", dir / "models/m.bin"});
+}
+
+TEST_CASE("a read: path that is relative or does not exist fails the load naming it") {
+  test::TempDir dir;
+  auto config = LoadConfigText(
+      "providers:\n"
+      "  llm:\n"
+      "    command: [checker]\n"
+      "    read: [models, '" +
+          dir / "gone" +
+          "']\n"
+          "  other:\n"
+          "    command: [checker]\n"
+          "    read: /opt\n"
+          "plugins: []\n",
+      "g.yaml");
+  REQUIRE_FALSE(config.ok());
+  const std::string message = config.status().message();
+  INFO(message);
+  CHECK(message.find("g.yaml:4:12: providers.llm: read[0] \"models\" is not an absolute path; "
+                     "write the file or directory as /...") != std::string::npos);
+  CHECK(message.find("g.yaml:4:20: providers.llm: read[1] \"" + dir / "gone" +
+                     "\" cannot be read: No such file or directory (ENOENT); create it or "
+                     "remove it from read") != std::string::npos);
+  CHECK(message.find("g.yaml:7:11: providers.other: read must be a list of absolute paths the "
+                     "checker may read") != std::string::npos);
 }
 
 }  // namespace devflow

@@ -210,17 +210,18 @@ TEST_CASE("checker identity hashes the provider definition and the edge's verdic
   CHECK(CheckerIdentity(&grounding, false) ==
         "04f0c60de96141f337eabc641102d429f3b03824041bb71bcef1d2c98b47543c");
   // Each part of the definition counts; the provider's name does not.
-  std::vector<ProviderConfig> variants(6, base);
+  std::vector<ProviderConfig> variants(7, base);
   variants[0].command = {"/usr/bin/check", "--y"};
   variants[1].env = {"API_KEY", "OTHER"};
   variants[2].network = true;
   variants[3].sandbox_off = true;
   variants[4].builtin = "grounding";
   variants[5].args = {"--a"};
+  variants[6].read = {"/opt/models"};  // what the checker may read (issue 7)
   std::set<std::string> seen{kChecker, CheckerIdentity(&base, false),
                              CheckerIdentity(nullptr, true)};
   for (const ProviderConfig& v : variants) seen.insert(CheckerIdentity(&v, true));
-  CHECK(seen.size() == 9);
+  CHECK(seen.size() == 10);
   ProviderConfig renamed = base;
   renamed.name = "another-name";
   CHECK(CheckerIdentity(&renamed, true) == kChecker);
