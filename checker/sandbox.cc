@@ -474,7 +474,23 @@ Status DenyMetadataChanges(scmp_filter_ctx ctx) {
   // chattr through ioctl(2) (FS_IOC_SETFLAGS: nodump, noatime, ... need only ownership). The
   // kernel reads the command as a 32-bit int, so only its low 32 bits are compared: a command
   // with bits set above them would slip past a 64-bit equality.
-  for (unsigned long command : {FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR}) {
+  // FS_IOC_SETVERSION / EXT4_IOC_SETVERSION (and the 32-bit forms) set the inode generation
+  // and ctime from a read-only fd (trial 0353 F2); FS_IOC_ENABLE_VERITY makes a file read-only
+  // for good, FS_IOC_SET_ENCRYPTION_POLICY encrypts a directory: all change a host file, so all
+  // are denied. EXT4_IOC_ALLOC_DA_BLKS only forces block allocation (no content, mode, time or
+  // generation changes): allowed. FS_IOC32_SETFLAGS is the 32-bit chattr. The uapi headers
+  // lack the 32-bit and ext4 forms, hence the literals (_IOW('v'|'f', nr, int|long)).
+  constexpr unsigned long kFsIoc32SetFlags = 0x40046602;           // _IOW('f', 2, int)
+  constexpr unsigned long kFsIocSetVersion = 0x40087602;           // _IOW('v', 2, long)
+  constexpr unsigned long kFsIoc32SetVersion = 0x40047602;         // _IOW('v', 2, int)
+  constexpr unsigned long kExt4IocSetVersion = 0x40086604;         // _IOW('f', 4, long)
+  constexpr unsigned long kExt4Ioc32SetVersion = 0x40046604;       // _IOW('f', 4, int)
+  constexpr unsigned long kFsIocEnableVerity = 0x40806685;         // _IOW('f', 133, 128 bytes)
+  constexpr unsigned long kFsIocSetEncryptionPolicy = 0x800c6613;  // _IOR('f', 19, 12 bytes)
+  for (unsigned long command :
+       {static_cast<unsigned long>(FS_IOC_SETFLAGS), static_cast<unsigned long>(FS_IOC_FSSETXATTR),
+        kFsIoc32SetFlags, kFsIocSetVersion, kFsIoc32SetVersion, kExt4IocSetVersion,
+        kExt4Ioc32SetVersion, kFsIocEnableVerity, kFsIocSetEncryptionPolicy}) {
     int rc = ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
                                 SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, command));
     if (rc != 0) return SandboxError("seccomp_rule_add ioctl", -rc);
