@@ -16,7 +16,12 @@
 #include <climits>
 #include <cstring>
 #include <ctime>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace devflow {
 namespace {
@@ -35,6 +40,7 @@ class UniqueFd {
   ~UniqueFd() { reset(); }
   UniqueFd(const UniqueFd&) = delete;
   UniqueFd& operator=(const UniqueFd&) = delete;
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
   int get() const { return fd_; }
   int release() {
     int f = fd_;
@@ -94,10 +100,223 @@ Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0
   return out;
 }
 
-int OpenRetrying(const std::string& path, int flags) {
+// The devflow roots below which the seam follows no symbolic link, reading or writing (issue
+// 7, trial 0353 F3: a link planted under .devflow turned the gate's appends and creates into
+// root's writes on host files). Keyed by the root as named and as resolved; a root named
+// before it existed is resolved when first used after it does.
+struct NoSymlinkRoot {
+  std::string named;     // AbsolutePath of what the operator named (may be a symlink)
+  std::string resolved;  // realpath of it: no symlink at any component
+  bool real = false;     // resolved by realpath (false: the root did not exist yet)
+};
+std::mutex g_roots_mu;
+std::map<std::string, std::shared_ptr<NoSymlinkRoot>> g_roots;  // by named and by resolved
+
+// A path below a registered root: the root as the path spells it, the resolved root, and the
+// rest (no "." or ".." segment, never empty).
+struct BelowRoot {
+  std::string root;
+  std::string resolved;
+  std::string rel;
+};
+
+std::optional<BelowRoot> FindRoot(const std::string& path) {
+  const std::string abs = AbsolutePath(path);
+  std::lock_guard<std::mutex> lock(g_roots_mu);
+  if (g_roots.empty()) return std::nullopt;
+  // The outermost registered ancestor of `abs`.
+  for (size_t at = abs.find('/', 1); at != std::string::npos; at = abs.find('/', at + 1)) {
+    auto it = g_roots.find(abs.substr(0, at));
+    if (it == g_roots.end()) continue;
+    NoSymlinkRoot& r = *it->second;
+    if (!r.real) {
+      char buf[PATH_MAX];
+      if (::realpath(r.named.c_str(), buf) != nullptr) {
+        r.resolved = buf;
+        r.real = true;
+        g_roots.emplace(r.resolved, it->second);
+      }
+    }
+    return BelowRoot{it->first, r.resolved, abs.substr(at + 1)};
+  }
+  return std::nullopt;
+}
+
+// Opens the resolved root itself; O_NOFOLLOW: a root that was a real directory when resolved
+// and is a symlink now was swapped by someone else.
+int OpenRoot(const BelowRoot& below) {
   int fd;
   do {
-    fd = ::open(path.c_str(), flags, 0644);
+    fd = ::open(below.resolved.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0 && errno == ENOTDIR) {
+    struct stat st {};
+    if (::lstat(below.resolved.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) errno = ELOOP;
+  }
+  return fd;
+}
+
+// Opens `rel` (relative, no "." or ".." segment) below the directory `dirfd` without following
+// a symbolic link at any component: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS); where the
+// kernel has no openat2 (ENOSYS, or a seccomp profile's EPERM), each directory component is
+// opened with openat(O_NOFOLLOW | O_DIRECTORY), the last with `flags | O_NOFOLLOW`. -1 and
+// errno on failure; ELOOP (EXDEV is mapped to it) means a symlink was met.
+int OpenNoSymlinks(int dirfd, const std::string& rel, int flags) {
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+  long fd;
+  do {
+    fd = ::syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how);
+  } while (fd < 0 && (errno == EINTR || errno == EAGAIN));
+  if (fd >= 0) return static_cast<int>(fd);
+  if (errno == EXDEV) errno = ELOOP;
+  if (errno != ENOSYS && errno != EPERM) return -1;
+  UniqueFd dir(::dup(dirfd));
+  if (dir.get() < 0) return -1;
+  size_t at = 0;
+  for (;;) {
+    const size_t slash = rel.find('/', at);
+    const std::string name = rel.substr(at, slash == std::string::npos ? slash : slash - at);
+    const bool last = slash == std::string::npos;
+    int next;
+    do {
+      next = ::openat(dir.get(), name.c_str(),
+                      (last ? flags : O_RDONLY | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC);
+    } while (next < 0 && errno == EINTR);
+    if (next < 0) {
+      const int err = errno;
+      struct stat st {};  // O_DIRECTORY | O_NOFOLLOW on a symlink fails ENOTDIR, not ELOOP
+      errno = err == ENOTDIR && ::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                      S_ISLNK(st.st_mode)
+                  ? ELOOP
+                  : err;
+      return -1;
+    }
+    if (last) return next;
+    dir.reset(next);
+    at = slash + 1;
+  }
+}
+
+// Opens `path` with `flags` (no O_CREAT) as the seam opens every file it reads: below a
+// registered root from the root's fd through OpenNoSymlinks (`*below` says which root),
+// elsewhere by name. -1 and errno on failure (ELOOP below a root: a symlink was met).
+int OpenNoLinkBelowRoot(const std::string& path, int flags, std::optional<BelowRoot>* below) {
+  *below = FindRoot(path);
+  int fd;
+  if (!*below) {
+    do {
+      fd = ::open(path.c_str(), flags | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+  }
+  UniqueFd root(OpenRoot(**below));
+  if (root.get() < 0) return -1;
+  return OpenNoSymlinks(root.get(), (*below)->rel, flags);
+}
+
+// Where an operation on one name happens. Below a registered root: `dir` is the directory that
+// holds the final component, opened from the root's fd through OpenNoSymlinks, `name` the final
+// component, and every call on it is relative to `dir` and does not follow it either
+// (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW), so no symlink planted below the root, at any component,
+// before or after this was opened, redirects the operation. Elsewhere `dir` is closed (at() is
+// AT_FDCWD) and `name` is the path, followed as before.
+struct Place {
+  UniqueFd dir;
+  std::string name;
+  std::optional<BelowRoot> below;
+  int err = 0;  // the errno of opening `dir`; ELOOP: a symlink below the root
+
+  int at() const { return below ? dir.get() : AT_FDCWD; }
+  int nofollow() const { return below ? O_NOFOLLOW : 0; }
+  int stat_flags() const { return below ? AT_SYMLINK_NOFOLLOW : 0; }
+  // A sibling of the final component (a temp file beside it), as `at()` names it.
+  std::string Sibling(const std::string& path, const std::string& leaf) const {
+    return below ? leaf : JoinPath(ParentPath(path), leaf);
+  }
+  // Makes a directory entry created in `dir` durable (fsync of the directory).
+  Status SyncParent(const std::string& path) const;
+};
+
+Status SyncDir(const std::string& dir);
+
+Status Place::SyncParent(const std::string& path) const {
+  if (!below) return SyncDir(ParentPath(path));
+  if (::fsync(dir.get()) != 0 && errno != EINVAL) return OsError(errno, "fsync", ParentPath(path));
+  return Status::Ok();
+}
+
+Place Locate(const std::string& path) {
+  Place p;
+  p.below = FindRoot(path);
+  if (!p.below) {
+    p.name = path;
+    return p;
+  }
+  const std::string& rel = p.below->rel;
+  const size_t slash = rel.find_last_of('/');
+  p.name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  p.dir.reset(OpenRoot(*p.below));
+  if (p.dir.get() >= 0 && slash != std::string::npos) {
+    p.dir.reset(OpenNoSymlinks(p.dir.get(), rel.substr(0, slash), O_RDONLY | O_DIRECTORY));
+  }
+  if (p.dir.get() < 0) p.err = errno;
+  return p;
+}
+
+// The first component of `path` below its root that is a symbolic link now (lstat, outermost
+// first), as `path` spells it; `path` itself when none is (a link removed since): only for the
+// message, never for a decision.
+std::string FirstLinkBelowRoot(const BelowRoot& below, const std::string& path) {
+  struct stat st {};
+  if (::lstat(below.resolved.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return below.root;
+  for (size_t at = 0;; ++at) {
+    at = below.rel.find('/', at);
+    const std::string prefix = below.rel.substr(0, at);
+    if (::lstat(JoinPath(below.resolved, prefix).c_str(), &st) != 0) break;
+    if (S_ISLNK(st.st_mode)) return JoinPath(below.root, prefix);
+    if (at == std::string::npos) break;
+  }
+  return AbsolutePath(path);
+}
+
+// The refusal of an operation on `path` that met a symbolic link below its devflow root (code
+// "ELOOP"): `<op> <path>: <link> is a symbolic link below the devflow root <root>, which the
+// gate never follows (ELOOP)[; nothing was written]; replace <link> with a real directory (a
+// real file) and retry`.
+Status LinkRefusal(std::string_view op, const std::string& path, const BelowRoot& below,
+                   bool write) {
+  const std::string link = FirstLinkBelowRoot(below, path);
+  std::string msg = std::string(op) + " " + path + ": ";
+  if (link == below.root) {
+    msg += "the devflow root " + below.root +
+           " was replaced by a symbolic link after the gate "
+           "resolved it, and the gate follows no symbolic link below the devflow root (ELOOP)";
+  } else {
+    msg += link + " is a symbolic link below the devflow root " + below.root +
+           ", which the gate never follows (ELOOP)";
+  }
+  if (write) msg += "; nothing was written";
+  const bool dir_op = op == "mkdir" || op == "rmdir" || op == "opendir";
+  msg += "; replace " + link + " with a real " +
+         (link == AbsolutePath(path) && !dir_op ? "file" : "directory") + " and retry";
+  return Status::Error("ELOOP", std::move(msg));
+}
+
+// The error of an operation whose Place could not be opened: the refusal for a symlink, else
+// `<op> <shown>: <strerror> (<ERRNO>)` as the operation's own failure reads.
+Status PlaceError(const Place& p, std::string_view op, const std::string& path, bool write,
+                  const std::string& shown) {
+  if (p.err == ELOOP && p.below) return LinkRefusal(op, path, *p.below, write);
+  return OsError(p.err, op, shown);
+}
+
+// Opens the final component of `place` (never following it below a root).
+int OpenRetrying(const Place& place, int flags) {
+  int fd;
+  do {
+    fd = ::openat(place.at(), place.name.c_str(), flags | place.nofollow(), 0644);
   } while (fd < 0 && errno == EINTR);
   return fd;
 }
@@ -185,8 +404,12 @@ bool IsBeneath(const std::string& path, const std::string& dir) {
 // path, so a component swapped for a symlink between realpath and open is still caught.
 Result<int> OpenBeneath(const std::string& base, const std::string& rel) {
   const std::string path = JoinPath(base, rel);
-  UniqueFd dir(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() < 0) return OsError(errno, "open", base);
+  std::optional<BelowRoot> below;  // a base below a devflow root is reached through no symlink
+  UniqueFd dir(OpenNoLinkBelowRoot(base, O_RDONLY | O_DIRECTORY, &below));
+  if (dir.get() < 0) {
+    if (below && errno == ELOOP) return LinkRefusal("open", path, *below, /*write=*/false);
+    return OsError(errno, "open", base);
+  }
   open_how how{};
   how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
@@ -218,8 +441,10 @@ Result<int> OpenBeneath(const std::string& base, const std::string& rel) {
 // `own` (ReadOwnFile): `path` itself must be a regular file with one link: a final symlink is
 // not followed (O_NOFOLLOW), and a failed fstat fails the read.
 Result<int> OpenForRead(const std::string& path, off_t* size, bool own = false) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (own ? O_NOFOLLOW : 0)));
+  std::optional<BelowRoot> below;
+  UniqueFd fd(OpenNoLinkBelowRoot(path, O_RDONLY | O_NONBLOCK | (own ? O_NOFOLLOW : 0), &below));
   if (fd.get() < 0) {
+    if (below && errno == ELOOP) return LinkRefusal("open", path, *below, /*write=*/false);
     if (own && errno == ELOOP) {
       return Status::Error("ELOOP", "open " + path + ": a symlink, not a regular file (ELOOP)");
     }
@@ -328,33 +553,47 @@ class PosixFs : public FileSystem {
     static std::atomic<unsigned> seq{0};
     std::string dir = ParentPath(path);
     std::string name = path.substr(path.find_last_of('/') + 1);
+    const Place place = Locate(path);
     // A temp of this name can be left by a writer that was SIGKILLed and whose pid the kernel
     // has since given to us (pid_max is often 32768): EEXIST only means "take the next seq",
     // never a failed write (issue 7 item 13). The number of tries bounds a directory flooded
     // with such names.
     std::string tmp;
+    std::string tmp_at;  // the temp's name relative to place.at()
     UniqueFd fd;
     for (int tries = 0; fd.get() < 0; ++tries) {
-      tmp = JoinPath(dir, "." + name + "." + std::to_string(::getpid()) + "." +
-                              std::to_string(seq++) + ".tmp");
-      fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+      const std::string leaf =
+          "." + name + "." + std::to_string(::getpid()) + "." + std::to_string(seq++) + ".tmp";
+      tmp = JoinPath(dir, leaf);
+      if (place.err == ELOOP) return PlaceError(place, "write", path, /*write=*/true, path);
+      if (place.err != 0) return OsError(place.err, "open", tmp);
+      tmp_at = place.Sibling(path, leaf);
+      fd.reset(::openat(place.at(), tmp_at.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
       if (fd.get() < 0 && (errno != EEXIST || tries >= kTempNameTries)) {
         return OsError(errno, "open", tmp);
       }
     }
     auto fail = [&](Status s) {
       fd.reset();
-      ::unlink(tmp.c_str());
+      ::unlinkat(place.at(), tmp_at.c_str(), 0);
       return s;
     };
     if (Status s = WriteAll(fd.get(), data, tmp); !s.ok()) return fail(s);
     if (::fsync(fd.get()) != 0) return fail(OsError(errno, "fsync", tmp));
     if (::close(fd.release()) != 0) return fail(OsError(errno, "close", tmp));
-    if (::rename(tmp.c_str(), path.c_str()) != 0) return fail(OsError(errno, "rename", path));
-    return SyncDir(dir);
+    // rename(2) replaces a symlink at the final name; it never writes through one.
+    if (::renameat(place.at(), tmp_at.c_str(), place.at(), place.name.c_str()) != 0) {
+      return fail(OsError(errno, "rename", path));
+    }
+    return place.SyncParent(path);
   }
 
   Status AppendDurable(const std::string& path, std::string_view data) override {
+    const Place place = Locate(path);
+    if (place.err != 0) {
+      if (place.err == ELOOP) return PlaceError(place, "append", path, /*write=*/true, path);
+      return AppendError(place.err, "open", path);
+    }
     UniqueFd fd;
     struct stat st {};
     // A ReplaceLocked may rename a new file over `path` while we wait for the lock of the old
@@ -364,11 +603,14 @@ class PosixFs : public FileSystem {
     for (int reopens = 0; fd.get() < 0; ++reopens) {
       bool created = false;
       for (int tries = 0; fd.get() < 0; ++tries) {
-        int raw = OpenRetrying(path, O_RDWR | O_APPEND | O_CLOEXEC);  // RDWR: pread last byte
+        int raw = OpenRetrying(place, O_RDWR | O_APPEND | O_CLOEXEC);  // RDWR: pread last byte
         if (raw < 0 && errno == ENOENT && tries < 3) {
-          raw = OpenRetrying(path, O_RDWR | O_APPEND | O_CLOEXEC | O_CREAT | O_EXCL);
+          raw = OpenRetrying(place, O_RDWR | O_APPEND | O_CLOEXEC | O_CREAT | O_EXCL);
           if (raw < 0 && errno == EEXIST) continue;  // another appender created it first
           created = raw >= 0;
+        }
+        if (raw < 0 && errno == ELOOP && place.below) {  // the journal or ledger is a link
+          return LinkRefusal("append", path, *place.below, /*write=*/true);
         }
         if (raw < 0) return AppendError(errno, "open", path);
         fd.reset(raw);
@@ -376,7 +618,7 @@ class PosixFs : public FileSystem {
       // Created entries must survive a crash; a failure here leaves an empty file, which every
       // reader treats as absent, so it is reported without rollback.
       if (created) {
-        if (Status s = SyncDir(ParentPath(path)); !s.ok()) return s;
+        if (Status s = place.SyncParent(path); !s.ok()) return s;
       }
       int rc;
       do {
@@ -385,7 +627,8 @@ class PosixFs : public FileSystem {
       if (rc != 0) return AppendError(errno, "lock", path);
       if (::fstat(fd.get(), &st) != 0) return AppendError(errno, "fstat", path);
       struct stat now {};
-      if (::stat(path.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
+      if (::fstatat(place.at(), place.name.c_str(), &now, place.stat_flags()) == 0 &&
+          now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
         break;
       }
       if (reopens >= kAppendReopens) return AppendError(ESTALE, "lock", path);
@@ -429,10 +672,15 @@ class PosixFs : public FileSystem {
   Status ReplaceLocked(
       const std::string& path,
       const std::function<std::optional<std::string>(const std::string&)>& rewrite) override {
+    const Place place = Locate(path);
+    if (place.err != 0) return PlaceError(place, "replace", path, /*write=*/true, path);
     UniqueFd fd;
     for (int reopens = 0; fd.get() < 0; ++reopens) {
       // O_RDWR as the appenders open it (an flock does not care, a reader of the bytes does).
-      fd.reset(OpenRetrying(path, O_RDWR | O_CLOEXEC | O_NONBLOCK));
+      fd.reset(OpenRetrying(place, O_RDWR | O_CLOEXEC | O_NONBLOCK));
+      if (fd.get() < 0 && errno == ELOOP && place.below) {
+        return LinkRefusal("replace", path, *place.below, /*write=*/true);
+      }
       if (fd.get() < 0) return OsError(errno, "open", path);
       int rc;
       do {
@@ -445,8 +693,8 @@ class PosixFs : public FileSystem {
       if (!S_ISREG(held.st_mode)) {
         return Status::Error("EINVAL", "replace " + path + ": not a regular file (EINVAL)");
       }
-      if (::stat(path.c_str(), &now) == 0 && now.st_dev == held.st_dev &&
-          now.st_ino == held.st_ino) {
+      if (::fstatat(place.at(), place.name.c_str(), &now, place.stat_flags()) == 0 &&
+          now.st_dev == held.st_dev && now.st_ino == held.st_ino) {
         break;
       }
       if (reopens >= kAppendReopens) return OsError(ESTALE, "lock", path);
@@ -461,11 +709,16 @@ class PosixFs : public FileSystem {
   }
 
   Status CreateExclusive(const std::string& path, std::string_view data) override {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    const Place place = Locate(path);
+    if (place.err == ELOOP) return PlaceError(place, "create", path, /*write=*/true, path);
+    if (place.err != 0) return OsError(place.err, "open", path);
+    // O_EXCL: a final symlink is EEXIST, never followed.
+    UniqueFd fd(
+        ::openat(place.at(), place.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     if (fd.get() < 0) return OsError(errno, "open", path);
     if (Status s = WriteAll(fd.get(), data, path); !s.ok()) {
       fd.reset();
-      ::unlink(path.c_str());
+      ::unlinkat(place.at(), place.name.c_str(), 0);
       return s;
     }
     if (::close(fd.release()) != 0) return OsError(errno, "close", path);
@@ -474,6 +727,40 @@ class PosixFs : public FileSystem {
 
   Status CreateDirs(const std::string& path) override {
     std::string abs = AbsolutePath(path);
+    std::optional<BelowRoot> below = FindRoot(abs);
+    if (below) {
+      // The root by name (the deployment's, its own components may be links), then every
+      // directory below it from the root's fd: mkdirat, and openat without following it.
+      if (Status s = CreateDirs(JoinPath(below->root, "")); !s.ok()) return s;
+      below = FindRoot(abs);  // resolved now, if the root was only just made
+      UniqueFd dir(OpenRoot(*below));
+      if (dir.get() < 0) {
+        if (errno == ELOOP) return LinkRefusal("mkdir", path, *below, /*write=*/true);
+        return OsError(errno, "open", below->root);
+      }
+      std::string cur = below->root;
+      for (size_t at = 0; at != std::string::npos;) {
+        const size_t slash = below->rel.find('/', at);
+        const std::string name =
+            below->rel.substr(at, slash == std::string::npos ? slash : slash - at);
+        at = slash == std::string::npos ? slash : slash + 1;
+        cur = JoinPath(cur, name);
+        if (::mkdirat(dir.get(), name.c_str(), 0755) == 0) {
+          if (::fsync(dir.get()) != 0 && errno != EINVAL) {  // the new entry is durable
+            return OsError(errno, "fsync", ParentPath(cur));
+          }
+        } else if (errno != EEXIST) {
+          return OsError(errno, "mkdir", cur);
+        }
+        UniqueFd next(OpenNoSymlinks(dir.get(), name, O_RDONLY | O_DIRECTORY));
+        if (next.get() < 0) {
+          if (errno == ELOOP) return LinkRefusal("mkdir", path, *below, /*write=*/true);
+          return OsError(errno, "mkdir", cur);
+        }
+        dir.reset(next.release());
+      }
+      return Status::Ok();
+    }
     std::string cur;
     size_t pos = 1;
     while (pos <= abs.size()) {
@@ -496,25 +783,43 @@ class PosixFs : public FileSystem {
   }
 
   Status CreateDirExclusive(const std::string& path) override {
-    if (::mkdir(path.c_str(), 0755) != 0) return OsError(errno, "mkdir", path);
-    Status synced = SyncDir(ParentPath(path));
-    if (!synced.ok()) ::rmdir(path.c_str());  // not reserved after all: leave nothing behind
+    const Place place = Locate(path);
+    if (place.err != 0) return PlaceError(place, "mkdir", path, /*write=*/true, path);
+    // mkdirat(2) never follows a final symlink (EEXIST).
+    if (::mkdirat(place.at(), place.name.c_str(), 0755) != 0) return OsError(errno, "mkdir", path);
+    Status synced = place.SyncParent(path);
+    if (!synced.ok()) {
+      ::unlinkat(place.at(), place.name.c_str(), AT_REMOVEDIR);  // not reserved after all
+    }
     return synced;
   }
 
   Status RemoveFile(const std::string& path) override {
-    if (::unlink(path.c_str()) != 0) return OsError(errno, "unlink", path);
+    const Place place = Locate(path);
+    if (place.err != 0) return PlaceError(place, "unlink", path, /*write=*/true, path);
+    if (::unlinkat(place.at(), place.name.c_str(), 0) != 0) return OsError(errno, "unlink", path);
     return Status::Ok();
   }
 
   Status RemoveDir(const std::string& path) override {
-    if (::rmdir(path.c_str()) != 0) return OsError(errno, "rmdir", path);
-    return SyncDir(ParentPath(path));
+    const Place place = Locate(path);
+    if (place.err != 0) return PlaceError(place, "rmdir", path, /*write=*/true, path);
+    if (::unlinkat(place.at(), place.name.c_str(), AT_REMOVEDIR) != 0) {
+      return OsError(errno, "rmdir", path);
+    }
+    return place.SyncParent(path);
   }
 
   Result<std::vector<std::string>> ListDir(const std::string& path) override {
-    DIR* d = ::opendir(path.c_str());
+    std::optional<BelowRoot> below;
+    UniqueFd fd(OpenNoLinkBelowRoot(path, O_RDONLY | O_DIRECTORY, &below));
+    if (fd.get() < 0 && below && errno == ELOOP) {
+      return LinkRefusal("opendir", path, *below, /*write=*/false);
+    }
+    if (fd.get() < 0) return OsError(errno, "opendir", path);
+    DIR* d = ::fdopendir(fd.get());
     if (!d) return OsError(errno, "opendir", path);
+    fd.release();  // closedir closes it
     std::vector<std::string> names;
     errno = 0;
     while (dirent* e = ::readdir(d)) {
@@ -529,8 +834,11 @@ class PosixFs : public FileSystem {
   }
 
   Result<FileKind> Kind(const std::string& path) override {
+    const Place place = Locate(path);
+    if (place.err == ENOENT || place.err == ENOTDIR) return FileKind::kNone;
+    if (place.err != 0) return PlaceError(place, "lstat", path, /*write=*/false, path);
     struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
+    if (::fstatat(place.at(), place.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return FileKind::kNone;
       return OsError(errno, "lstat", path);
     }
@@ -753,6 +1061,27 @@ std::string AbsolutePath(std::string_view path) {
   char buf[4096];
   std::string cwd = ::getcwd(buf, sizeof buf) ? buf : "/";
   return ResolveAgainst(cwd, path);
+}
+
+void RegisterNoSymlinkRoot(const std::string& root) {
+  auto entry = std::make_shared<NoSymlinkRoot>();
+  entry->named = AbsolutePath(root);
+  if (entry->named == "/") return;  // nothing is "below the root" of the whole file system
+  {
+    std::lock_guard<std::mutex> lock(g_roots_mu);
+    if (g_roots.count(entry->named) != 0) return;  // registered: no second realpath
+  }
+  char buf[PATH_MAX];
+  if (::realpath(entry->named.c_str(), buf) != nullptr) {
+    entry->resolved = buf;
+    entry->real = true;
+  } else {
+    entry->resolved = entry->named;  // resolved when first used after it exists
+  }
+  std::lock_guard<std::mutex> lock(g_roots_mu);
+  if (g_roots.count(entry->named) != 0) return;
+  g_roots.emplace(entry->named, entry);
+  if (entry->real) g_roots.emplace(entry->resolved, entry);
 }
 
 }  // namespace devflow

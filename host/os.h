@@ -172,6 +172,25 @@ class FileSystem {
 Result<std::optional<std::string>> SymlinkOnPath(FileSystem& fs, const std::string& base,
                                                  const std::string& dir);
 
+/// Names a devflow root below which the POSIX file system follows no symbolic link, for any
+/// operation (issue 7, trial 0353 F3): every path below it is opened from the root's directory
+/// fd, the directory holding the final component through openat2(RESOLVE_BENEATH |
+/// RESOLVE_NO_SYMLINKS) (one openat(O_NOFOLLOW) per component on a kernel without openat2),
+/// and the operation itself is made relative to that directory fd without following the final
+/// component (openat O_NOFOLLOW, mkdirat, renameat, unlinkat, fstatat AT_SYMLINK_NOFOLLOW).
+/// So a link planted at any component below the root, before or during the operation, is
+/// never written or read through: the operation fails with code "ELOOP", `<op> <path>: <link>
+/// is a symbolic link below the devflow root <root>, which the gate never follows (ELOOP)[;
+/// nothing was written]; replace <link> with a real directory (file) and retry`. Errors of
+/// other kinds read as before. ReadFileBeneath's base is reached the same way (inside the base
+/// its own rule holds). The root itself may be a symlink (the operator's choice): it is
+/// resolved once, here, or when first used if it does not exist yet; a root that is a symlink
+/// after it was resolved is refused. Paths not below a registered root are unaffected (the
+/// workspace's own files, a cache or report directory outside the root). The store registers its
+/// root (Store's constructor); so does the CLI for every command's root. Registration lasts for the
+/// process.
+void RegisterNoSymlinkRoot(const std::string& root);
+
 /// The file system the commands use: the POSIX implementation (PosixFileSystem), unless a test
 /// replaced it with ReplaceFileSystemForTesting.
 FileSystem& RealFileSystem();

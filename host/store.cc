@@ -141,7 +141,9 @@ const ArtifactRecord* Card::NewestOfKind(const std::string& kind) const {
 }
 
 Store::Store(std::string root, FileSystem& fs, Clock& clock, Warnings& warnings)
-    : root_(AbsolutePath(root)), fs_(fs), clock_(clock), warnings_(warnings) {}
+    : root_(AbsolutePath(root)), fs_(fs), clock_(clock), warnings_(warnings) {
+  RegisterNoSymlinkRoot(root_);
+}
 
 std::string Store::workspace() const { return ParentPath(root_); }
 

@@ -55,11 +55,21 @@ struct Globals {
   std::string config;              // --config
 };
 
+// The devflow root, registered with the file system so that nothing below it is read or
+// written through a symbolic link (RegisterNoSymlinkRoot), whichever command uses it.
 std::string ResolveRoot(const Globals& g) {
-  if (!g.roots.empty()) return AbsolutePath(g.roots.back());
-  if (!g.root.empty()) return AbsolutePath(g.root);
-  if (const char* env = std::getenv("DEVFLOW_ROOT"); env && *env) return AbsolutePath(env);
-  return AbsolutePath(".devflow");
+  std::string root;
+  if (!g.roots.empty()) {
+    root = AbsolutePath(g.roots.back());
+  } else if (!g.root.empty()) {
+    root = AbsolutePath(g.root);
+  } else if (const char* env = std::getenv("DEVFLOW_ROOT"); env && *env) {
+    root = AbsolutePath(env);
+  } else {
+    root = AbsolutePath(".devflow");
+  }
+  RegisterNoSymlinkRoot(root);
+  return root;
 }
 
 // --config, else $DEVFLOW_GATE_CONFIG, else <workspace>/devflow-gate.yaml (docs/security.md:

@@ -263,6 +263,129 @@ TEST_CASE("records: an unwritable decision ledger refuses the move unless ledger
   }
 }
 
+// Trial 0353 F3: the judged agent can write the workspace and plants symlinks below .devflow
+// where the gate (often root) writes its records. Through none of them is a host file outside
+// the root written or read: the decision ledger (file or directory) is an unwritable ledger
+// (exit 4, ledger-unwritable, the path and the fix), a journal or tasks directory fails the
+// move closed, `artifact add` and `card create` are refused; the host files stay as they were.
+TEST_CASE("records: no symlink planted below the devflow root is written or read through") {
+  test::TempDir host;  // outside the workspace: nothing may change here
+  const std::string victim = host / "f";
+  auto plant = [&](Workspace& ws) {
+    Prepare(ws);
+    test::Spit(victim, "HOST FILE\n");
+  };
+  auto require_untouched = [&](const std::string& note) {
+    INFO(note);
+    CHECK(test::Slurp(victim) == std::optional<std::string>("HOST FILE\n"));
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(host.path())) {
+      names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    CHECK(names == std::vector<std::string>{"f"});
+  };
+  // `what`: the refused operation and its path (`append <ledger file>`, `mkdir <ledger dir>`).
+  auto refused_ledger = [&](Workspace& ws, const std::string& what, const std::string& link,
+                            const char* kind) {
+    auto r = ws.Gate({"move", kCard, "ready", "--json"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 4);
+    auto j = json::parse(r.out);
+    CHECK(j["code"] == "ledger-unwritable");
+    CHECK(j["message"].get<std::string>().find(
+              "its decision-ledger row could not be written, and no transition commits without "
+              "one: " +
+              what + ": " + link + " is a symbolic link below the devflow root " + ws.root() +
+              ", which the gate never follows (ELOOP); nothing was written; replace " + link +
+              " with a real " + kind + " and retry") != std::string::npos);
+    RequireUnmoved(ws);
+  };
+  SUBCASE("ledger file -> host file") {
+    Workspace ws("");
+    plant(ws);
+    fs::create_directories(ws.root() + "/ledger");
+    fs::remove(LedgerFile(ws));
+    fs::create_symlink(victim, LedgerFile(ws));
+    refused_ledger(ws, "append " + LedgerFile(ws), LedgerFile(ws), "file");
+    require_untouched("ledger file");
+    // `ledger list` does not read the host file into its output either.
+    auto listed = ws.Gate({"ledger", "list"});
+    CHECK(listed.exit_code != 0);
+    CHECK(listed.out.find("HOST FILE") == std::string::npos);
+    CHECK(listed.err.find("HOST FILE") == std::string::npos);
+  }
+  SUBCASE("ledger dir -> host dir") {
+    Workspace ws("");
+    plant(ws);
+    fs::remove_all(ws.root() + "/ledger");
+    fs::create_directory_symlink(host.path(), ws.root() + "/ledger");
+    refused_ledger(ws, "mkdir " + ws.root() + "/ledger", ws.root() + "/ledger", "directory");
+    require_untouched("ledger dir");
+  }
+  SUBCASE("journal -> a host copy of it") {
+    Workspace ws("");
+    plant(ws);
+    const std::string copy = host / "journal.jsonl";
+    fs::copy_file(ws.journal_path(), copy);
+    const std::string before = test::Slurp(copy).value();
+    fs::remove(ws.journal_path());
+    fs::create_symlink(copy, ws.journal_path());
+    auto r = ws.Gate({"move", kCard, "ready"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code != 0);
+    CHECK((r.out + r.err)
+              .find(ws.journal_path() + ": " + ws.journal_path() +
+                    " is a symbolic link below the devflow root " + ws.root()) !=
+          std::string::npos);
+    CHECK(test::Slurp(copy) == before);
+    auto shown = ws.Gate({"card", "show", kCard});
+    CHECK(shown.exit_code != 0);
+    fs::remove(copy);
+    require_untouched("journal");
+  }
+  SUBCASE("tasks dir -> a host copy of it") {
+    Workspace ws("");
+    plant(ws);
+    const std::string copy = host / "tasks";
+    fs::copy(ws.root() + "/tasks", copy, fs::copy_options::recursive);
+    const auto before = test::Snapshot(copy);
+    fs::remove_all(ws.root() + "/tasks");
+    fs::create_directory_symlink(copy, ws.root() + "/tasks");
+    auto r = ws.Gate({"move", kCard, "ready"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code != 0);
+    CHECK((r.out + r.err).find(ws.root() + "/tasks is a symbolic link below the devflow root") !=
+          std::string::npos);
+    auto created = ws.Gate({"card", "create", "--title", "evil"});
+    CHECK(created.exit_code != 0);
+    CHECK(test::Snapshot(copy) == before);
+    fs::remove_all(copy);
+    require_untouched("tasks dir");
+  }
+  SUBCASE("artifacts dir -> host dir") {
+    Workspace ws("");
+    plant(ws);
+    fs::remove_all(ws.card_dir() + "/artifacts");
+    fs::create_directory_symlink(host.path(), ws.card_dir() + "/artifacts");
+    auto r = ws.Gate({"artifact", "add", kCard, "design", "inputs/design.md"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code != 0);
+    CHECK((r.out + r.err)
+              .find(ws.card_dir() + "/artifacts is a symbolic link below the devflow root") !=
+          std::string::npos);
+    require_untouched("artifacts dir");
+  }
+  SUBCASE("the next card dir -> host dir") {
+    Workspace ws("");
+    plant(ws);
+    fs::create_directory_symlink(host.path(), ws.root() + "/tasks/0002-evil");
+    auto r = ws.Gate({"card", "create", "--title", "evil"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    require_untouched("next card dir");
+  }
+}
+
 // A checker fault asks for a park, and the park, like any commit, needs its ledger row: with the
 // ledger unwritable nothing is committed, and every face of the outcome says so (the policy's
 // "the card is parked blocked" was the message even so, beside "parked": false).
@@ -454,7 +577,9 @@ TEST_CASE("records: every decision row names the config's SHA-256 and the progra
 
 // Every directory entry the gate creates is made durable: each successful mkdir (the root, tasks/,
 // the card directory, ledger/) and each file the durable append creates (the decision ledger) is
-// followed by an fsync of its parent directory. Observed with strace on the real binary.
+// followed by an fsync of its parent directory. Observed with strace on the real binary; below
+// the root the gate creates names relative to a directory fd (mkdirat, openat: F3 of trial
+// 0353), so `-y` prints each fd's path and the parent is known by it.
 TEST_CASE("records: creating a card, a ledger and their directories syncs each parent directory") {
   REQUIRE_MESSAGE(fs::exists("/usr/bin/strace"), "strace is in .ci/setup's package list");
   Workspace ws("");
@@ -463,11 +588,21 @@ TEST_CASE("records: creating a card, a ledger and their directories syncs each p
   ws.WriteConfig(yaml.Text());
   test::TempDir logs;
   const std::string log = logs / "strace.txt";
+  // The path a call names: its first argument is AT_FDCWD or `N</dir>` (strace -y) for the
+  // *at calls, then the quoted name; `mkdir` names the path alone.
+  auto named_path = [](const std::string& l, size_t call) {
+    const size_t open_paren = l.find('(', call);
+    const size_t q = l.find('"', open_paren);
+    const std::string name = l.substr(q + 1, l.find('"', q + 1) - q - 1);
+    const size_t lt = l.find('<', open_paren);
+    if (lt == std::string::npos || lt > q || name.starts_with("/")) return name;
+    return l.substr(lt + 1, l.find(">,", lt) - lt - 1) + "/" + name;
+  };
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"card", "create", "--title", "Export the audit log"},
         std::vector<std::string>{"move", kCard, "designing"}}) {
     std::vector<std::string> argv = {
-        "/usr/bin/strace", "-f", "-qq", "-o", log, "-e", "trace=mkdir,openat,fsync",
+        "/usr/bin/strace", "-f", "-qq", "-y", "-o", log, "-e", "trace=mkdir,mkdirat,openat,fsync",
         test::GateBinary()};
     argv.insert(argv.end(), args.begin(), args.end());
     // LeakSanitizer cannot run under ptrace (the sanitizer build): leaks are checked elsewhere.
@@ -478,28 +613,25 @@ TEST_CASE("records: creating a card, a ledger and their directories syncs each p
     std::vector<std::string> created;  // paths whose directory entry was created
     for (size_t i = 0; i < lines.size(); ++i) {
       const std::string& l = lines[i];
-      const size_t q = l.find('"');
-      if (q == std::string::npos) continue;
-      const std::string path = l.substr(q + 1, l.find('"', q + 1) - q - 1);
-      const bool made = l.find(" mkdir(") != std::string::npos && l.ends_with(") = 0");
+      size_t call = l.find(" mkdir(");
+      if (call == std::string::npos) call = l.find(" mkdirat(");
+      const bool made = call != std::string::npos && l.ends_with("= 0");  // strace pads "  = 0"
+      if (!made) call = l.find(" openat(");
+      if (call == std::string::npos) continue;
+      const std::string path = named_path(l, call);
       const bool made_file =
-          l.find("O_CREAT|O_EXCL") != std::string::npos &&
+          !made && l.find("O_CREAT|O_EXCL") != std::string::npos &&
           fs::path(path).filename().string()[0] != '.' &&  // not a replace's temp
           l.find("commit.lock") == std::string::npos && l.find(" = -1 ") == std::string::npos;
       if (!made && !made_file) continue;
       created.push_back(path);
-      const std::string parent = fs::path(path).parent_path().string();
+      const std::string synced_parent = " fsync(";
+      const std::string parent = "<" + fs::path(path).parent_path().string() + ">)";
       bool synced = false;
-      for (size_t j = i + 1; j < lines.size() && !synced; ++j) {
-        const std::string open =
-            "openat(AT_FDCWD, \"" + parent + "\", O_RDONLY|O_CLOEXEC|O_DIRECTORY) = ";
-        const size_t at = lines[j].find(open);
-        if (at == std::string::npos) continue;
-        const std::string fd = lines[j].substr(at + open.size());
-        for (size_t k = j + 1; k < lines.size() && k < j + 4; ++k) {
-          synced = synced || (lines[k].find(" fsync(" + fd + ")") != std::string::npos &&
-                              lines[k].ends_with("= 0"));
-        }
+      for (size_t j = i + 1; j < lines.size() && j < i + 5 && !synced; ++j) {
+        const std::string& m = lines[j];
+        synced = m.find(synced_parent) != std::string::npos &&
+                 m.find(parent) != std::string::npos && m.ends_with("= 0");
       }
       CHECK_MESSAGE(synced, "no fsync of " << parent << " after creating " << path);
     }
