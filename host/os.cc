@@ -444,7 +444,11 @@ Result<int> OpenForRead(const std::string& path, off_t* size, bool own = false) 
   std::optional<BelowRoot> below;
   UniqueFd fd(OpenNoLinkBelowRoot(path, O_RDONLY | O_NONBLOCK | (own ? O_NOFOLLOW : 0), &below));
   if (fd.get() < 0) {
-    if (below && errno == ELOOP) return LinkRefusal("open", path, *below, /*write=*/false);
+    // A record that is itself a link keeps ReadOwnFile's own message (docs/security.md).
+    if (below && errno == ELOOP &&
+        !(own && FirstLinkBelowRoot(*below, path) == AbsolutePath(path))) {
+      return LinkRefusal("open", path, *below, /*write=*/false);
+    }
     if (own && errno == ELOOP) {
       return Status::Error("ELOOP", "open " + path + ": a symlink, not a regular file (ELOOP)");
     }
@@ -754,8 +758,14 @@ class PosixFs : public FileSystem {
         }
         UniqueFd next(OpenNoSymlinks(dir.get(), name, O_RDONLY | O_DIRECTORY));
         if (next.get() < 0) {
-          if (errno == ELOOP) return LinkRefusal("mkdir", path, *below, /*write=*/true);
-          return OsError(errno, "mkdir", cur);
+          const int err = errno;
+          if (err == ELOOP) return LinkRefusal("mkdir", path, *below, /*write=*/true);
+          // As mkdir -p by name says it: the mkdir below a file fails, naming the path below.
+          const std::string below_file =
+              at == std::string::npos
+                  ? cur
+                  : JoinPath(cur, below->rel.substr(at, below->rel.find('/', at) - at));
+          return OsError(err, "mkdir", err == ENOTDIR ? below_file : cur);
         }
         dir.reset(next.release());
       }
