@@ -315,16 +315,26 @@ const char* TypeName(const nlohmann::json& value) {
 
 // Whether `key` names a verdict: its text as the claim scan reads it (default-ignorable code
 // points and ill-formed bytes dropped, full-width forms as their ASCII twins), ASCII-lowercased,
-// contains "verdict" (`Verdict`, `final_verdict`, `ver<ZWSP>dict`, `ＶＥＲＤＩＣＴ`).
+// contains "verdict" (`Verdict`, `final_verdict`, `ver<ZWSP>dict`, `ＶＥＲＤＩＣＴ`) — where any
+// other non-ASCII code point may stand for any letter of it: a look-alike (Cyrillic `е` in
+// `vеrdict`, math bold `𝐯𝐞𝐫𝐝𝐢𝐜𝐭`, small capitals `ᴠᴇʀᴅɪᴄᴛ`; this session's trial admitted
+// each) cannot be told from the word without Unicode's whole confusables table, so a key that
+// could spell it is taken to (fail closed; docs/checker-protocol.md).
 bool NamesVerdict(std::string_view key) {
   std::string folded;
   folded.reserve(key.size());
   for (size_t i = 0; i < key.size();) {
     const Unit u = UnitAt(key, i);
-    if (u.c != kSkip) folded.push_back(Lower(u.c));
+    if (u.c != kSkip) folded.push_back(u.c == kOther ? kOther : Lower(u.c));
     i += u.length;
   }
-  return folded.find("verdict") != std::string::npos;
+  constexpr std::string_view kWord = "verdict";
+  for (size_t at = 0; at + kWord.size() <= folded.size(); ++at) {
+    size_t n = 0;
+    while (n < kWord.size() && (folded[at + n] == kWord[n] || folded[at + n] == kOther)) ++n;
+    if (n == kWord.size()) return true;
+  }
+  return false;
 }
 
 // The first key, at any depth of `value` (objects, and objects inside arrays), that names a
