@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -496,6 +497,25 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
         }
       }
       return std::nullopt;
+    }
+    // An allow must be the reply's only answer: an earlier block that is itself a valid veto
+    // (a draft, an "example", a verdict the checker was told to give by the artifact it read)
+    // leaves the reply saying both, and a reply that could be read either way has no verdict
+    // (trial11 F2 admitted `veto` then `allow`, nonce on or off). Quoted contracts and broken
+    // drafts do not decode, so they still may precede; an earlier allow before a final veto
+    // changes nothing, the veto decides. docs/decisions.md, "Verdict blocks that disagree".
+    if (verdict->allow) {
+      for (auto earlier = std::next(it); earlier != blocks.rend(); ++earlier) {
+        if (!ClaimsVerdict(*earlier)) continue;
+        const std::optional<Verdict> draft = Decode(earlier->content, nullptr);
+        if (!draft || draft->allow) continue;
+        if (why) {
+          *why = "the reply's verdict blocks disagree: an earlier block vetoes (" +
+                 Quoted(draft->summary) +
+                 "), the last allows; a reply must give one verdict, so it has none";
+        }
+        return std::nullopt;
+      }
     }
     return verdict;
   }

@@ -4,7 +4,8 @@
 //    unclosed, and then it runs to the end of the reply;
 //  - ParseLastVerdict is the last block that ClaimsVerdict, when it is closed and
 //    DecodeVerdictBlock accepts it and nothing but blank text (host/utf8.h IsBlankText) follows
-//    it (nullopt otherwise); a verdict's block claims to be one;
+//    it, and it is a veto or no earlier claiming block decodes as a veto (nullopt otherwise);
+//    a verdict's block claims to be one;
 //  - the same with a nonce: the last claiming block must carry exactly it;
 //  - BoundVerdict keeps every line within kMaxVerdictLineBytes, valid UTF-8, at most
 //    kMaxVerdictFindings + 1 findings, and leaves a verdict that fits unchanged;
@@ -63,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<FencedBlock> blocks = FencedBlocks(reply);
   const char* previous_end = reply.data();
   std::optional<Verdict> expected;
-  bool decided = false;  // some block claimed to be the verdict
+  bool decided = false;        // some block claimed to be the verdict
+  bool vetoed_before = false;  // a claiming block before the current one decoded as a veto
   for (size_t i = 0; i < blocks.size(); ++i) {
     const FencedBlock& block = blocks[i];
     const std::string_view content = block.content;
@@ -83,11 +85,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (ClaimsVerdict(block)) {
       decided = true;
-      expected = block.closed ? DecodeVerdictBlock(content) : std::nullopt;
+      const std::optional<Verdict> decoded =
+          block.closed ? DecodeVerdictBlock(content) : std::nullopt;
+      expected = decoded;
       if (expected) {
         const size_t tail = static_cast<size_t>(content.data() - reply.data()) + content.size() + 3;
         if (tail < reply.size() && !IsBlankText(reply.substr(tail))) expected.reset();
+        if (expected && expected->allow && vetoed_before) expected.reset();
       }
+      if (decoded && !decoded->allow) vetoed_before = true;
     }
   }
   if (!decided) expected.reset();

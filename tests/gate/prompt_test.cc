@@ -238,18 +238,34 @@ TEST_CASE(
       "the reply goes on after its last verdict block (\"And a trailing snippet:\\n\\n```\\nnot "
       "json "
       "at all\\n```\"); the verdict block must end the reply, with nothing after it");
-  // The same reply ending with the decision: the quoted example is skipped, the last block decides.
+  // The same reply ending with the decision: the example veto and the allow disagree, so this
+  // reply has no verdict either (docs/decisions.md "Verdict blocks that disagree"; upstream
+  // admits).
+  Rig rig2;
   const std::string id2 = "0318-last";
-  WriteCard(rig.root, id2);
-  rig.scripted.Reply(
+  WriteCard(rig2.root, id2);
+  rig2.scripted.Reply(
       "A veto would look like this:\n\n```json\n{\"verdict\": \"veto\", \"summary\": \"quoted "
       "example\"}\n```\n\nMy decision:\n\n```json\n{\"verdict\": \"allow\", \"summary\": \"the "
       "real decision\"}\n```\n");
-  MoveOutcome outcome = rig.Move(id2);
+  ExpectParkedWithEvidence(rig2, rig2.Move(id2), id2,
+                           "the checker replied without a parsable verdict block",
+                           "the reply's verdict blocks disagree: an earlier block vetoes (\"quoted "
+                           "example\"), the last allows; a reply must give one verdict, so it has "
+                           "none");
+  // A quoted contract is not a verdict: it is skipped, and the last block decides.
+  Rig rig3;
+  const std::string id3 = "0328-last";
+  WriteCard(rig3.root, id3);
+  rig3.scripted.Reply(
+      "The format:\n\n```json\n{\"verdict\": \"allow\" | \"veto\", \"summary\": \"<one "
+      "line>\"}\n```\n\nMy decision:\n\n```json\n{\"verdict\": \"allow\", \"summary\": \"the "
+      "real decision\"}\n```\n");
+  MoveOutcome outcome = rig3.Move(id3);
   CHECK(outcome.code == "committed");
-  const std::string journal = rig.Journal(id2);
+  const std::string journal = rig3.Journal(id3);
   CHECK(journal.find("\"summary\":\"the real decision\"") != std::string::npos);
-  CHECK(journal.find("quoted example") == std::string::npos);
+  CHECK(journal.find("<one line>") == std::string::npos);
 }
 
 TEST_CASE(

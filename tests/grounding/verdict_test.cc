@@ -17,19 +17,31 @@ std::string Block(const std::string& json, const std::string& info = "json") {
 }  // namespace
 
 TEST_CASE(
-    "the last claiming block wins over a quoted example veto, and a trailing fence fails closed") {
-  const std::string decided =
+    "a quoted example veto before the allow leaves no verdict, a quoted contract does not, and a "
+    "trailing fence fails closed") {
+  // Upstream's prompt.spec 8: a quoted example veto, then the real allow, then a snippet, which
+  // upstream skips and admits. Here nothing may follow the deciding block (docs/decisions.md "The
+  // verdict block ends the reply"), and an allow after a valid veto block says both
+  // (docs/decisions.md "Verdict blocks that disagree"; trial11 F2): each fails closed.
+  const std::string example_then_allow =
       "Here is the format I was asked for:\n" +
       Block(R"({"verdict": "veto", "summary": "an example veto", "findings": ["x"]})") +
       "\nMy decision:\n" + Block(R"({"verdict": "allow", "summary": "the real decision"})");
-  // Upstream's prompt.spec 8 goes on with a snippet, which upstream skips; here nothing may follow
-  // the deciding block (docs/decisions.md "The verdict block ends the reply").
   const std::string with_snippet =
-      decided + "\nAnd a snippet:\n" + Block("int main() { return 0; }", "cpp") + "\n";
+      example_then_allow + "\nAnd a snippet:\n" + Block("int main() { return 0; }", "cpp") + "\n";
   CHECK_FALSE(ParseLastVerdict(with_snippet));
   CHECK(VerdictFaultReason(with_snippet)
             .rfind("the reply goes on after its last verdict block (\"And a snippet:", 0) == 0);
-  const auto verdict = ParseLastVerdict(decided + "\n");
+  CHECK_FALSE(ParseLastVerdict(example_then_allow + "\n"));
+  CHECK(VerdictFaultReason(example_then_allow + "\n") ==
+        "the reply's verdict blocks disagree: an earlier block vetoes (\"an example veto\"), the "
+        "last allows; a reply must give one verdict, so it has none");
+  // The contract itself, quoted (`"allow" | "veto"` is not JSON), may precede the decision.
+  const std::string contract_then_allow =
+      "Here is the format I was asked for:\n" +
+      Block(R"({ "verdict": "allow" | "veto", "summary": "<one line>", "findings": ["<item>"] })") +
+      "\nMy decision:\n" + Block(R"({"verdict": "allow", "summary": "the real decision"})");
+  const auto verdict = ParseLastVerdict(contract_then_allow + "\n");
   REQUIRE(verdict);
   CHECK(verdict->allow);
   CHECK(verdict->summary == "the real decision");
@@ -320,8 +332,17 @@ const ReplyCase kReplies[] = {
      "You asked for:\n" + kContract + "\nHere it is:\n" +
          Block(R"({"verdict": "veto", "summary": "hollow", "findings": ["x"]})"),
      std::nullopt, "veto:hollow"},
-    {"quoted example veto, then the verdict",
+    {"quoted contract, then an allow",
+     "You asked for:\n" + kContract + "\nHere it is:\n" +
+         Block(R"({"verdict": "allow", "summary": "sound"})"),
+     std::nullopt, "allow:sound"},
+    // An allow after a valid veto block says both: no verdict (trial11 F2).
+    {"quoted example veto, then an allow",
      Block(R"({"verdict": "veto", "summary": "example"})") + "\n" +
+         Block(R"({"verdict": "allow", "summary": "real"})"),
+     std::nullopt, ""},
+    {"a broken draft veto, then an allow",
+     Block(R"({"verdict": "veto", "summary": "draft",})") + "\n" +
          Block(R"({"verdict": "allow", "summary": "real"})"),
      std::nullopt, "allow:real"},
     // Nothing may follow the deciding block: each of these has no verdict (fails closed).
@@ -342,8 +363,17 @@ const ReplyCase kReplies[] = {
     {"several verdicts: the last decides (allow, veto)",
      kDraft + "\n" + Block(R"({"verdict": "veto", "summary": "second"})"), std::nullopt,
      "veto:second"},
-    {"several verdicts: the last decides (veto, allow)",
+    {"several verdicts that disagree: veto then allow has none",
      Block(R"({"verdict": "veto", "summary": "first"})") + "\n" +
+         Block(R"({"verdict": "allow", "summary": "second"})"),
+     std::nullopt, ""},
+    {"several verdicts that disagree: a veto among allows has none",
+     Block(R"({"verdict": "allow", "summary": "a"})") + "\n" +
+         Block("{\"verdict\": \"veto\", \"summary\": \"b\"}", "") + "\n" +
+         Block(R"({"verdict": "allow", "summary": "c"})"),
+     std::nullopt, ""},
+    {"several verdicts that agree: the last decides",
+     Block(R"({"verdict": "allow", "summary": "first"})") + "\n" +
          Block(R"({"verdict": "allow", "summary": "second"})"),
      std::nullopt, "allow:second"},
     {"uppercase JSON info string", Block(R"({"verdict": "allow", "summary": "ok"})", "JSON"),
@@ -368,6 +398,10 @@ const ReplyCase kReplies[] = {
      "```json\n{\"verdict\": \"allow\" | \"veto\", \"nonce\": \"" + kNonce + "\"}\n```\n" +
          Block(R"({"verdict": "veto", "summary": "no", "nonce": ")" + kNonce + "\"}"),
      kNonce, "veto:no"},
+    {"nonce: a veto without it, then an allow with it",
+     Block(R"({"verdict": "veto", "summary": "injected"})") + "\n" +
+         Block(R"({"verdict": "allow", "summary": "ok", "nonce": ")" + kNonce + "\"}"),
+     kNonce, ""},
     {"nonce: the nonce key twice",
      Block(R"({"verdict": "allow", "summary": "ok", "nonce": "x", "nonce": ")" + kNonce + "\"}"),
      kNonce, ""},
