@@ -302,6 +302,7 @@ SandboxSupport Probe(const std::string& bwrap_program, const ProbeOptions& optio
     support.bwrap_problem = "not used (no bubblewrap program configured)";
   } else {
     std::string bwrap = FindProgram(bwrap_program);
+    support.bwrap_found = bwrap;
     support.env = FindProgram("env");
     if (bwrap.empty()) {
       support.bwrap_problem =
@@ -765,25 +766,52 @@ std::vector<std::string> UnsearchedPathEntries() {
   return dropped;
 }
 
+namespace {
+std::mutex probe_mutex;
+// Bumped by ForgetBwrapProbe: part of ProbeSandbox's memo key, so the next call probes anew.
+uint64_t probe_generation = 0;
+}  // namespace
+
+void ForgetBwrapProbe(const ProbeOptions& options) {
+  {
+    std::lock_guard<std::mutex> lock(probe_mutex);
+    ++probe_generation;
+  }
+  if (!options.remember) return;
+  const std::string file = ProbeCacheFile();
+  if (file.empty()) return;
+  Result<std::string> seen = RealFileSystem().ReadFile(file);
+  // Only an entry of this host's key: the program's path is its second field.
+  if (!seen.ok() || seen->rfind("v3 /", 0) != 0) return;
+  const std::string bwrap = seen->substr(3, seen->find(' ', 3) - 3);
+  if (ProbeKey(bwrap) == *seen) (void)::unlink(file.c_str());
+}
+
 const SandboxSupport& ProbeSandbox(const std::string& bwrap_program, const ProbeOptions& options) {
-  static std::mutex mutex;
   static std::map<std::string, SandboxSupport> probed;  // never shrinks: references stay valid
+  std::lock_guard<std::mutex> lock(probe_mutex);
   // What is searched, not $PATH as written: a tree distrusted since changes what is found.
-  const std::string key =
-      bwrap_program + '\0' + SearchPath() + '\0' + (LandlockHidden() ? "no-landlock" : "");
-  std::lock_guard<std::mutex> lock(mutex);
+  const std::string key = bwrap_program + '\0' + SearchPath() + '\0' +
+                          (LandlockHidden() ? "no-landlock" : "") + '\0' +
+                          std::to_string(probe_generation);
   auto found = probed.find(key);
   if (found == probed.end()) found = probed.emplace(key, Probe(bwrap_program, options)).first;
   return found->second;
 }
 
 std::string NoSandboxProblem(const SandboxSupport& support, const std::string& provider) {
+  const std::string fix =
+      support.bwrap_found.empty()
+          ? "Install bubblewrap (apt-get install bubblewrap)"
+          : "Let the installed bubblewrap (" + support.bwrap_found +
+                ") run a checker: it needs unprivileged user namespaces (sysctl "
+                "user.max_user_namespaces > 0 and kernel.unprivileged_userns_clone=1, no AppArmor "
+                "or systemd RestrictNamespaces= rule denying them) and seccomp";
   return "no sandbox is usable for provider \"" + provider +
          "\": bubblewrap: " + (support.bwrap_problem.empty() ? "usable" : support.bwrap_problem) +
          "; Landlock + seccomp: " +
-         (support.fallback_problem.empty() ? "usable" : support.fallback_problem) +
-         ". Install bubblewrap (apt-get install bubblewrap), or set `sandbox: off` on provider \"" +
-         provider + "\" to run its checker unconfined";
+         (support.fallback_problem.empty() ? "usable" : support.fallback_problem) + ". " + fix +
+         ", or set `sandbox: off` on provider \"" + provider + "\" to run its checker unconfined";
 }
 
 SandboxKind ChooseSandbox(const SandboxSupport& support, bool provider_off) {

@@ -24,7 +24,10 @@ namespace devflow {
 
 /// What this host can confine a checker with. Probed once per process and bwrap program.
 struct SandboxSupport {
-  std::string bwrap;     // absolute path of a bubblewrap that ran the probe; empty: unusable
+  std::string bwrap;  // absolute path of a bubblewrap that ran the probe; empty: unusable
+  /// Absolute path of the bubblewrap found on the search path, usable or not; empty: none is
+  /// installed there (NoSandboxProblem then says to install it, else to make it usable).
+  std::string bwrap_found;
   std::string env;       // absolute path of env(1), which unsets bubblewrap's PWD; may be empty
   int landlock_abi = 0;  // Landlock ABI version from landlock_create_ruleset; 0: unavailable
   bool seccomp = false;  // seccomp filter mode with SECCOMP_RET_ERRNO is available
@@ -60,6 +63,15 @@ struct ProbeOptions {
 const SandboxSupport& ProbeSandbox(const std::string& bwrap_program,
                                    const ProbeOptions& options = {});
 
+/// Forgets that bubblewrap was usable, after a check found it unable to start a checker
+/// (bubblewrap's own error, e.g. `bwrap: No permissions to create new namespace`, on a host whose
+/// user namespaces were taken away after the positive probe was remembered: a systemd unit's
+/// RestrictNamespaces=, AppArmor, a sysctl; trial11 7c, where every move parked until the entry
+/// was removed by hand). The next ProbeSandbox in this process probes again, and with
+/// `options.remember` the remembered entry is removed too when it is this host's (a file of
+/// another key is left alone); without it (`--dry-run`) nothing on disk changes. Thread-safe.
+void ForgetBwrapProbe(const ProbeOptions& options = {});
+
 /// How one checker is confined.
 enum class SandboxKind { kOff, kNone, kBwrap, kLandlock };
 
@@ -76,7 +88,8 @@ std::string SandboxLevelName(SandboxKind kind, int landlock_abi);
 /// the two fixes, e.g. `no sandbox is usable for provider "review": bubblewrap: "bwrap" is not
 /// on PATH; Landlock + seccomp: landlock_create_ruleset: Function not implemented. Install
 /// bubblewrap (apt-get install bubblewrap), or set `sandbox: off` on provider "review" to run
-/// its checker unconfined`.
+/// its checker unconfined`. When bubblewrap is installed but its probe failed, the first fix
+/// is to let it run (user namespaces, seccomp) instead of installing it (trial11 7b).
 std::string NoSandboxProblem(const SandboxSupport& support, const std::string& provider);
 
 /// The program search path of the gate and of every checker: the host's $PATH with every entry

@@ -665,6 +665,16 @@ struct Run {
     }
   }
 
+  // Bubblewrap itself failed before any checker ran: it exited 1 with nothing on stdout and
+  // all it wrote on stderr (kept whole) starting with its own `bwrap: ` prefix (`bwrap: No
+  // permissions to create new namespace`). A checker that imitates it only earns a re-probe.
+  bool BwrapFailedToStart() const {
+    return bwrap && !interrupted && !timed_out && !reply_over && WIFEXITED(native_status) &&
+           WEXITSTATUS(native_status) == 1 && reply_bytes == 0 &&
+           stderr_bytes == static_cast<int64_t>(stderr_tail.size()) &&
+           stderr_tail.rfind("bwrap: ", 0) == 0;
+  }
+
   Status Outcome() const {
     if (interrupted) {
       return Status::Error(
@@ -682,6 +692,10 @@ struct Run {
       return Fault("the checker ended with signal " + SignalName(WTERMSIG(native_status)));
     }
     int code = WIFEXITED(native_status) ? WEXITSTATUS(native_status) : 1;
+    if (BwrapFailedToStart()) {
+      return Fault("bubblewrap could not start the checker: " + LastStderrLine(stderr_tail) +
+                   "; the sandbox is probed again on the next check");
+    }
     // Bubblewrap reports a checker killed by signal N as exit code 128 + N.
     if (bwrap && code > 128 && code < 128 + NSIG && ::sigabbrev_np(code - 128)) {
       return Fault("the checker ended with signal " + SignalName(code - 128));
@@ -1024,6 +1038,8 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     }
 
     Status outcome = run.Outcome();
+    // A remembered positive probe (or this process's) no longer holds: probe again next time.
+    if (run.BwrapFailedToStart()) ForgetBwrapProbe({options_.remember_probe});
     if (!outcome.ok()) {
       if (request.evidence && outcome.code() == "fault") {
         *request.evidence = CheckEvidence{true,           std::move(run.reply), run.reply_bytes,

@@ -136,9 +136,13 @@ TEST_CASE("a bubblewrap that cannot install the seccomp filter is unusable: fall
   const std::string fault =
       "no sandbox is usable for provider \"checker\": bubblewrap: `" + fake +
       " ... --seccomp FD ... /bin/true` did not exit 0: bwrap: Unable to set up system call "
-      "filtering; Landlock + seccomp: landlock_create_ruleset: Function not implemented. Install "
-      "bubblewrap (apt-get install bubblewrap), or set `sandbox: off` on provider \"checker\" to "
-      "run its checker unconfined";
+      "filtering; Landlock + seccomp: landlock_create_ruleset: Function not implemented. Let the "
+      "installed bubblewrap (" +
+      fake +
+      ") run a checker: it needs unprivileged user namespaces (sysctl user.max_user_namespaces > 0 "
+      "and kernel.unprivileged_userns_clone=1, no AppArmor or systemd RestrictNamespaces= rule "
+      "denying them) and seccomp, or set `sandbox: off` on provider \"checker\" to run its "
+      "checker unconfined";
   auto check = ws.Gate({"config", "check"}, env);
   INFO("config check: " << check.out << check.err);
   CHECK(check.exit_code == 2);
@@ -178,6 +182,69 @@ TEST_CASE("a bubblewrap that cannot install the seccomp filter is unusable: fall
   CHECK(bwrap.exit_code == 0);
   CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({"bwrap"}));
   CHECK(test::Slurp(home / ".cache/devflow-gate/bwrap-probe") == "v3" + stale.substr(2));
+}
+
+// trial11 7c: a positive probe was remembered, then the host's user namespaces were taken away
+// (a systemd unit's RestrictNamespaces=, AppArmor, a sysctl: none of them in the probe's key).
+// Every move then failed closed blaming the checker ("the checker ended with exit code 1: bwrap:
+// No permissions to create new namespace") until someone removed the entry by hand. Now the
+// failed start names bubblewrap and forgets the probe, so the next move probes again and runs at
+// the level the host still has. The fault is real: a `bwrap` that runs the real one until its
+// ".nouserns" flag exists, then fails every call as bubblewrap does on such a host.
+TEST_CASE("a bubblewrap that loses its namespaces after a remembered probe is probed again") {
+  REQUIRE(fs::exists("/usr/bin/bwrap"));
+  PathWithoutBwrap path;
+  path.Plant("bwrap",
+             "#!/bin/sh\nif [ -e \"$0.nouserns\" ]; then\n"
+             "  echo 'bwrap: No permissions to create new namespace' >&2\n  exit 1\nfi\n"
+             "exec /usr/bin/bwrap \"$@\"\n");
+  const std::string fake = path.path() + "/bwrap";
+  test::TempDir home;
+  const std::string remembered = home / ".cache/devflow-gate/bwrap-probe";
+  Workspace ws(Config({Fixture("checkers/allow.sh")}));
+  ws.CardInDesigning();
+  std::map<std::string, std::string> env = {{"PATH", path.path()}, {"HOME", home.path()}};
+  auto back_to_designing = [&] {
+    return ws.Gate({"move", ws.card(), "developing"}, env).exit_code == 0 &&
+           ws.Gate({"move", ws.card(), "designing", "--reason", "again"}, env).exit_code == 0;
+  };
+
+  auto first = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("first: " << first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({"bwrap"}));
+  REQUIRE(fs::exists(remembered));
+  REQUIRE(back_to_designing());
+
+  test::Spit(fake + ".nouserns", "");
+  auto refused = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("refused: " << refused.out << refused.err);
+  CHECK(refused.exit_code == 3);
+  CHECK(refused.out.find("bubblewrap could not start the checker: bwrap: No permissions to "
+                         "create new namespace; the sandbox is probed again on the next check") !=
+        std::string::npos);
+  CHECK(refused.out.find("the checker ended with exit code") == std::string::npos);
+  CHECK(LastLedgerRow(ws)["parked"] == true);
+  CHECK(!fs::exists(remembered));  // forgotten
+  REQUIRE(ws.Gate({"move", ws.card(), "designing", "--reason", "retry"}, env).exit_code == 0);
+
+  // The next move probes again: bubblewrap is unusable now, the fallback confines the checker.
+  auto moved = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("moved: " << moved.out << moved.err);
+  CHECK(moved.exit_code == 0);
+  CHECK(LastLedgerRow(ws)["sandbox"] == nlohmann::json::array({FallbackLevel()}));
+  CHECK(!fs::exists(remembered));  // a failed probe remembers nothing
+
+  // And without Landlock too, the fault says to let the installed bubblewrap run, not to
+  // install it (trial11 7b).
+  REQUIRE(back_to_designing());
+  env["DEVFLOW_GATE_TEST_NO_LANDLOCK"] = "1";
+  auto none = ws.Gate({"move", ws.card(), "ready"}, env);
+  INFO("none: " << none.out << none.err);
+  CHECK(none.exit_code == 3);
+  CHECK(none.out.find("Let the installed bubblewrap (" + fake + ") run a checker") !=
+        std::string::npos);
+  CHECK(none.out.find("apt-get install bubblewrap") == std::string::npos);
 }
 
 TEST_CASE("sandbox: off is the explicit way to run unconfined, and the ledger row says off") {
