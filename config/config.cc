@@ -1131,6 +1131,18 @@ std::vector<std::string> ConfigWarnings(const GateConfig& config) {
         }
       }
       if (!can_fire) out.push_back(where + " is never a legal move, so this check never runs");
+      // trial11 F3: with the nonce off, a checker that repeats a verdict block from the judged
+      // artifacts (an injected allow, quoted or obeyed) as its last block decides the move. A
+      // builtin checker never repeats its inputs; a command may be a model.
+      const ProviderConfig* provider = config.FindProvider(edge.provider);
+      if (!edge.verdict_nonce && provider && !provider->builtin) {
+        out.push_back(
+            where + " runs provider \"" + edge.provider +
+            "\" (a command, perhaps a model) with verdictNonce off, so a verdict block "
+            "written into the judged artifacts decides the move when the checker repeats "
+            "it last; set verdictNonce: true on this edge (the prompt then carries a "
+            "nonce that only the checker's own verdict echoes; docs/checker-protocol.md)");
+      }
     }
   }
   return out;

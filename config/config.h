@@ -133,9 +133,11 @@ Result<GateConfig> LoadConfigFile(const std::string& path);
 /// Same, from text (`file` is only used in messages).
 Result<GateConfig> LoadConfigText(const std::string& text, const std::string& file);
 
-/// Non-fatal findings for `config check`, one line each: an agent edge into blocked, or one
-/// that is never a legal move. (An edge naming a provider no `providers` entry defines is not
-/// a load error either, but `config check` reports it as an error: host/cli/config_check.h.)
+/// Non-fatal findings for `config check`, one line each: an agent edge into blocked, one
+/// that is never a legal move, or one whose provider is a command (not a builtin) while its
+/// `verdictNonce` is off (an echoed verdict block from the artifacts would decide). (An edge naming
+/// a provider no `providers` entry defines is not a load error either, but `config check` reports
+/// it as an error: host/cli/config_check.h.)
 std::vector<std::string> ConfigWarnings(const GateConfig& config);
 
 /// Pins each command provider's program when the config loads (issue 7 item 8): `command[0]`

@@ -287,5 +287,33 @@ plugins:
   CHECK(ConfigWarnings(Loaded(kFull)).empty());
 }
 
+TEST_CASE("config check warns about a command provider's edge with verdictNonce off") {
+  const std::string head = R"(providers:
+  grounding: {builtin: grounding}
+  claude: {command: [claude, -p]}
+plugins:
+  - id: devflow-agent-gate
+    config:
+      edges:
+)";
+  const std::vector<std::string> warnings =
+      ConfigWarnings(Loaded(head + "        designing->ready: {provider: claude, prompt: p}\n" +
+                            "        ready->developing: {provider: grounding, prompt: p}\n"));
+  CHECK(warnings ==
+        std::vector<std::string>{
+            "plugins[0](devflow-agent-gate): edges[\"designing->ready\"] runs provider \"claude\" "
+            "(a command, perhaps a model) with verdictNonce off, so a verdict block written into "
+            "the judged artifacts decides the move when the checker repeats it last; set "
+            "verdictNonce: true on this edge (the prompt then carries a nonce that only the "
+            "checker's own verdict echoes; docs/checker-protocol.md)"});
+  // With the nonce on, or a builtin checker: no warning.
+  CHECK(ConfigWarnings(Loaded(head + "        designing->ready: {provider: claude, prompt: p, "
+                                     "verdictNonce: true}\n"))
+            .empty());
+  CHECK(
+      ConfigWarnings(Loaded(head + "        designing->ready: {provider: grounding, prompt: p}\n"))
+          .empty());
+}
+
 }  // namespace
 }  // namespace devflow

@@ -18,7 +18,7 @@ std::string Config(const std::string& program) {
   return "providers:\n  checker:\n    command: [" + program +
          "]\nplugins:\n  - id: devflow-agent-gate\n    config:\n      edges:\n"
          "        'designing->ready':\n          provider: checker\n"
-         "          inputs: [prd]\n          prompt: Check it.\n";
+         "          inputs: [prd]\n          prompt: Check it.\n          verdictNonce: true\n";
 }
 
 nlohmann::json Check(const std::vector<std::string>& args, const std::string& cwd,

@@ -150,7 +150,8 @@ TEST_CASE("fault: a veto reply in invalid UTF-8 is a veto with a report, the car
   RequireUnmoved(ws);
 }
 
-TEST_CASE("fault: a reply with two verdict blocks is decided by the last one, either way") {
+TEST_CASE(
+    "fault: a reply with two verdict blocks: a last veto decides, an allow after a veto is none") {
   SUBCASE("allow then veto: vetoed") {
     Workspace ws("");
     Prepare(ws, {Fixture("faults/two_verdicts.sh"), "allow", "veto"});
@@ -160,15 +161,27 @@ TEST_CASE("fault: a reply with two verdict blocks is decided by the last one, ei
     CHECK(r.out == Vetoed("last veto", ReportPath(ws)));
     RequireUnmoved(ws);
   }
-  SUBCASE("veto then allow: admitted") {
+  SUBCASE("veto then allow: no verdict, fails closed (docs/decisions.md)") {
     Workspace ws("");
     Prepare(ws, {Fixture("faults/two_verdicts.sh"), "veto", "allow"});
+    auto r = ws.Gate({"move", kCard, "ready"});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(r.out.find("could not run: the checker replied without a parsable verdict block: the "
+                     "reply's verdict blocks disagree: an earlier block vetoes (\"first veto\"), "
+                     "the last allows; a reply must give one verdict, so it has none; the card is "
+                     "parked blocked") != std::string::npos);
+    RequireParked(ws, "the checker replied without a parsable verdict block");
+    CHECK_FALSE(std::filesystem::exists(ReportPath(ws)));
+  }
+  SUBCASE("allow then allow: the last decides") {
+    Workspace ws("");
+    Prepare(ws, {Fixture("faults/two_verdicts.sh"), "allow", "allow"});
     auto r = ws.Gate({"move", kCard, "ready"});
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out == CommittedOut("last allow"));
     RequireCommitted(ws, "last allow");
-    CHECK_FALSE(std::filesystem::exists(ReportPath(ws)));
   }
 }
 
