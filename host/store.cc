@@ -479,11 +479,22 @@ Result<Card> Store::Create(const CreateRequest& request) {
                                           " in " + tasks + " is " + Padded(highest + 1) +
                                           ", which is not a card id; renumber the cards");
     }
-    Status made = fs_.CreateDirExclusive(JoinPath(tasks, candidate));
+    const std::string candidate_dir = JoinPath(tasks, candidate);
+    Status made = fs_.CreateDirExclusive(candidate_dir);
     if (made.ok()) {
       id = candidate;
     } else if (made.code() != "EEXIST") {
       return made;
+    } else if (auto kind = fs_.Kind(candidate_dir); !kind.ok()) {
+      return kind.status();
+    } else if (*kind != FileKind::kDir && *kind != FileKind::kNone) {
+      // Not a rival's card (the scan counts directories only): no retry can get past it
+      // (trial11 m3 read "lost 5 sequence races").
+      return Refuse("exists", "cannot create card directory " + candidate_dir + ": it exists as " +
+                                  (*kind == FileKind::kSymlink ? "a symbolic link"
+                                                               : "something not a directory") +
+                                  ", and the gate follows no symbolic link below the devflow root; "
+                                  "remove or rename it and retry the creation");
     }
   }
   if (id.empty()) {

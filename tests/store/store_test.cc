@@ -218,6 +218,26 @@ TEST_CASE("create rescans after losing the exclusive mkdir and gives up with exi
         "allocating a card directory for slug \"lost\" lost 5 sequence races; retry the creation");
 }
 
+TEST_CASE("create refuses a planted symlink at the next card directory, naming it and the fix") {
+  // trial11 m3: a symlink planted where the next card goes made every attempt lose the
+  // exclusive mkdir, and the refusal read "lost 5 sequence races; retry the creation".
+  Board b;
+  b.Create("One");
+  TempDir elsewhere;
+  std::filesystem::create_symlink(elsewhere.path(), b.Dir("0002-planted"));
+  CreateRequest r;
+  r.title = "Planted";
+  auto planted = b.store.Create(r);
+  CHECK(planted.status().code() == "exists");
+  CHECK(planted.status().message() ==
+        "cannot create card directory " + b.Dir("0002-planted") +
+            ": it exists as a symbolic link, and the gate follows no symbolic link below the "
+            "devflow root; remove or rename it and retry the creation");
+  CHECK(std::filesystem::is_empty(elsewhere.path()));
+  std::filesystem::remove(b.Dir("0002-planted"));
+  CHECK(b.Create("Planted").id == "0002-planted");
+}
+
 TEST_CASE("reading an unknown or malformed id is not-found and never leaves tasks/") {
   Board b;
   b.Create("One");
