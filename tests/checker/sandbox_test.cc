@@ -302,6 +302,23 @@ TEST_CASE("a checker cannot ptrace, not even its own child, at either level") {
   CHECK(off.report["ptrace"] == "ok");
 }
 
+// Trial 0353 m2: a checker took a read lease on the journal through a read-only fd at both
+// levels, so the host's next open of it for writing would wait out lease-break-time (45 s).
+// The seccomp filter denies F_SETLEASE at both levels.
+TEST_CASE("a checker cannot take a lease on a workspace file at either level") {
+  TempDir ws;
+  test::Spit(ws / "journal.jsonl", "{}\n");
+  for (std::string bwrap : {test::TestBwrap(), std::string()}) {
+    CAPTURE(bwrap);
+    auto denied = RunProbe(ws.path(), {"--lease", ws / "journal.jsonl"}, Options(bwrap));
+    CHECK(denied.sandbox == ExpectedLevel(bwrap));
+    CHECK(denied.report["lease"] == "EPERM");
+  }
+  // The control: unconfined, the same probe takes and drops the lease.
+  auto off = RunProbe(ws.path(), {"--lease", ws / "journal.jsonl"}, Options(), false, true);
+  CHECK(off.report["lease"] == "ok");
+}
+
 // Issue 7 item 6, what is left of another process's open files (docs/security.md "No host
 // secret at any level"): the numbers of the host's fds are listable at the Landlock level when
 // host and checker are both uid 0 (the directory is the owner's, mode 0500, and a
