@@ -341,8 +341,12 @@ const ReplyCase kReplies[] = {
      Block(R"({"verdict": "veto", "summary": "example"})") + "\n" +
          Block(R"({"verdict": "allow", "summary": "real"})"),
      std::nullopt, ""},
-    {"a broken draft veto, then an allow",
+    {"a broken draft veto, then an allow (the draft still states a veto)",
      Block(R"({"verdict": "veto", "summary": "draft",})") + "\n" +
+         Block(R"({"verdict": "allow", "summary": "real"})"),
+     std::nullopt, ""},
+    {"a broken draft allow, then an allow",
+     Block(R"({"verdict": "allow", "summary": "draft",})") + "\n" +
          Block(R"({"verdict": "allow", "summary": "real"})"),
      std::nullopt, "allow:real"},
     // Nothing may follow the deciding block: each of these has no verdict (fails closed).
@@ -581,8 +585,10 @@ std::string Fence(bool allow, const std::optional<std::string>& nonce) {
 const Admitted kStillDecide[] = {
     {"a stated verdict before the fence", "**Verdict:** allow\n\nThe design is grounded.\n", true,
      "\n"},
-    {"a contrary statement before the fence (a draft)",
-     "## Verdict\nveto at first; on reflection:\n", true, ""},
+    {"a contrary statement before a veto fence (a draft)",
+     "## Verdict\nallow at first; on reflection:\n", false, ""},
+    {"a verdict denied before an allow fence", "Verdict: not a veto.\n", true, ""},
+    {"a decision that is no blocker", "Decision: no blocking issues.\n", true, ""},
     {"a decision line before a veto fence", "Decision: veto\n\n", false, "\n"},
     {"the quoted contract before the fence",
      "You asked for:\n```json\n{\"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\"}\n"
@@ -593,6 +599,35 @@ const Admitted kStillDecide[] = {
     {"only white space and invisible characters after", "", true,
      "\n\n \t\xE2\x80\x8B\xE2\x81\xA0\xEF\xBB\xBF\xE3\x80\x80\r\n"},
 };
+
+TEST_CASE("a veto stated in prose before an allow block leaves no verdict") {
+  // trial12 a11b, d01, d02, d08 (admitted before, nonce on and off): the reader of each reply
+  // takes the veto; the allow block is "what the design wanted", in an unclosed HTML comment, an
+  // indented sample, or after a rejection.
+  const std::pair<std::string, std::string> cases[] = {
+      {"**Verdict:** veto. The design says:\n", "Verdict:** veto"},
+      {"Verdict: veto. REQ-7 is not in the PRD.\n<!--\n", "Verdict: veto"},
+      {"Verdict: veto. REQ-7 is not in the PRD. The design wanted this:\n    ", "Verdict: veto"},
+      {"This design does NOT pass. Verdict: reject.\n", "Verdict: reject"},
+      {"## Verdict\nveto at first; on reflection:\n", "Verdict\\nveto"},
+      {"My decision is not to approve it.\n", "decision is not to approve"},
+      {"```json\n{\"verdict\": \"veto\", \"summary\": \"x\",}\n```\n", "verdict\\\": \\\"veto"},
+  };
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    for (const auto& [before, said] : cases) {
+      CAPTURE(before);
+      const std::string reply = before + Fence(true, nonce) + "\n";
+      CHECK_FALSE(ParseLastVerdict(reply, nonce));
+      CHECK(VerdictFaultReason(reply, nonce) ==
+            "the reply states a veto (\"" + said +
+                "\") before its last verdict block, which allows; a reply must give one verdict, "
+                "so it has none");
+      // The same prose before a veto block: the veto decides.
+      CHECK(ParseLastVerdict(before + Fence(false, nonce) + "\n", nonce));
+    }
+  }
+}
 
 // Text after the deciding block that states no verdict in words the claim scan knows: each
 // fails closed as "goes on" (the trial of this session admitted the retractions among them).
@@ -808,6 +843,25 @@ TEST_CASE(
        "\"\u1D20\u1D07\u0280\u1D05\u026A\u1D04\u1D1B\""},
       {"{\"verdict\": \"allow\", \"summary\": \"s\", \"final_verdi\xD1\x81t\": \"veto\"}",
        "\"final_verdi\xD1\x81t\""},
+      // trial12 (admitted before): a dotless i with a combining dot above (c01), the NFD form
+      // of "verdíct" (c02), every letter with a combining low line (c03), an escaped lone
+      // surrogate JSON.parse reads as U+FFFD (c04), an ill-formed byte (c19), and a
+      // right-to-left override before the reversed word (c07).
+      {"{\"verdict\": \"allow\", \"summary\": \"s\", \"verd\xC4\xB1\xCC\x87"
+       "ct\": \"veto\"}",
+       "\"verd\xC4\xB1\xCC\x87"
+       "ct\""},
+      {"{\"verdict\": \"allow\", \"summary\": \"s\", \"verdi\xCC\x81\x63t\": \"veto\"}",
+       "\"verdi\xCC\x81\x63t\""},
+      {"{\"verdict\": \"allow\", \"summary\": \"s\", "
+       "\"v\xCC\xB2\x65\xCC\xB2r\xCC\xB2\x64\xCC\xB2i\xCC\xB2\x63\xCC\xB2t\xCC\xB2\": \"veto\"}",
+       "\"v\xCC\xB2\x65\xCC\xB2r\xCC\xB2\x64\xCC\xB2i\xCC\xB2\x63\xCC\xB2t\xCC\xB2\""},
+      {"{\"verdict\": \"allow\", \"summary\": \"s\", \"ver\\ud800dict\": \"veto\"}",
+       "\"ver\xEF\xBF\xBD\x64ict\""},
+      {"{\"verdict\": \"allow\", \"summary\": \"s\", \"ver\xFF\x64ict\": \"veto\"}",
+       "\"ver\xEF\xBF\xBD\x64ict\""},
+      {"{\"verdict\": \"allow\", \"summary\": \"s\", \"\\u202etcidrev\": \"veto\"}",
+       "\"\xE2\x80\xAEtcidrev\""},
   };
   for (const Case& c : cases) {
     CAPTURE(c.json);
@@ -826,6 +880,35 @@ TEST_CASE(
       DecodeVerdictBlock("{\"verdict\": \"allow\", \"summary\": \"s\", "
                          "\"\xD0\xB2\xD1\x8B\xD0\xB2\xD0\xBE\xD0\xB4\": 1}"));
   CHECK(DecodeVerdictBlock("{\"verdict\": \"allow\", \"summary\": \"s\", \"vxrdict\xC3\xA9\": 1}"));
+}
+
+TEST_CASE("a top-level key that is a decision word beside verdict makes the object ambiguous") {
+  // trial12 c08-c10 (admitted before, "other fields are ignored"): a reader takes each for a
+  // second verdict.
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"verdict": "allow", "summary": "ok", "veto": true})", "\"veto\""},
+      {R"({"verdict": "allow", "summary": "ok", "decision": "veto"})", "\"decision\""},
+      {R"({"verdict": "allow", "summary": "ok", "allowed": false})", "\"allowed\""},
+      {R"({"verdict": "allow", "summary": "ok", "Approved": false})", "\"Approved\""},
+      {"{\"verdict\": \"allow\", \"summary\": \"ok\", \"\xD0\xB0llowed\": false}",
+       "\"\xD0\xB0llowed\""},                                              // a Cyrillic a
+      {R"({"verdict": "allow", "summary": "ok", "\u202eyned\u202c": 1})",  // bidi, reversed
+       "\"\xE2\x80\xAEyned\xE2\x80\xAC\""},
+  };
+  for (const auto& [json, key] : cases) {
+    CAPTURE(json);
+    CHECK_FALSE(DecodeVerdictBlock(json));
+    CHECK(VerdictFaultReason(Block(json)) ==
+          std::string("the last verdict block has the decision key ") + key +
+              " besides \"verdict\" (ambiguous; only \"verdict\" may say the decision)");
+  }
+  // Keys that only contain such a word, or another script's word, are other keys.
+  CHECK(DecodeVerdictBlock(R"({"verdict": "allow", "summary": "ok", "decision_notes": "x"})"));
+  CHECK(DecodeVerdictBlock(R"({"verdict": "allow", "summary": "ok", "allowance": 1})"));
+  CHECK(DecodeVerdictBlock(R"({"verdict": "veto", "summary": "ok", "status": "done"})"));
+  CHECK(
+      DecodeVerdictBlock("{\"verdict\": \"allow\", \"summary\": \"s\", "
+                         "\"\xD0\xB2\xD1\x8B\xD0\xB2\xD0\xBE\xD0\xB4\": 1}"));
 }
 
 TEST_CASE("a bounded line is cut at a UTF-8 boundary with a visible marker, within 1 KiB") {
