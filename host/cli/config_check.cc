@@ -33,11 +33,27 @@ std::string ProgramProblem(const std::string& program, const std::string& search
 }
 
 void CheckDir(const std::string& where, const char* key, const std::optional<std::string>& written,
-              const std::string& resolved, const std::string& workspace, FileSystem& fs,
-              ConfigUseFindings& out) {
+              const std::string& resolved, const std::string& workspace, const std::string& root,
+              FileSystem& fs, ConfigUseFindings& out) {
   if (!written || resolved.empty()) return;
   const std::string item = where + ": " + key + " " + Quote(*written);
-  const bool inside = resolved == workspace || resolved.rfind(workspace + "/", 0) == 0;
+  auto within = [&resolved](const std::string& dir) {
+    return resolved == dir || resolved.rfind(dir + "/", 0) == 0;
+  };
+  const bool inside = within(workspace);
+  // trial12 F-CACHE: the reference config's `.devflow-agent-gate-cache` lies in the workspace,
+  // outside the root that devflow's fs guard keeps the agent out of: the agent flipped its
+  // cached veto to an allow and the next move committed.
+  if (inside && !within(root)) {
+    const bool cache = std::string(key) == "verdictCacheDir";
+    out.warnings.push_back(
+        item + " resolves to " + resolved + ", inside the workspace " + workspace +
+        " but outside the devflow root " + root + ": the judged agent can write there, so it " +
+        (cache ? "can turn a cached veto into an allow (or write an allow for its next revision)"
+               : "can rewrite or remove the veto reports the operator reads") +
+        "; keep it under the devflow root (e.g. " + root +
+        (cache ? "/cache/agent-gate" : "/reports/agent-gate") + ") or outside the workspace");
+  }
   if (!inside) {
     out.warnings.push_back(item + " resolves to " + resolved + ", outside the workspace " +
                            workspace + "; relative paths resolve against the workspace, so a " +
@@ -95,9 +111,9 @@ ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& ro
                              "closed; define it under providers or fix the name");
       }
       CheckDir(where, "reportDir", plugin.agent->report_dir, AgentReportDir(*plugin.agent, root),
-               workspace, fs, out);
+               workspace, root, fs, out);
       CheckDir(where, "verdictCacheDir", plugin.agent->verdict_cache_dir,
-               AgentCacheDir(*plugin.agent, root), workspace, fs, out);
+               AgentCacheDir(*plugin.agent, root), workspace, root, fs, out);
     }
     if (plugin.grounding) {
       for (const GroundingEdgeConfig& edge : plugin.grounding->edges) {

@@ -13,6 +13,44 @@ namespace {
 
 const std::map<std::string, std::string> kPath = {{"PATH", "/usr/bin:/bin"}};
 
+// trial12 F-CACHE: the reference config put the verdict cache in the workspace, outside the
+// devflow root; the judged agent flipped its cached veto to an allow and the next move
+// committed. config check now says so, for the cache and the reports; in the root: silent.
+TEST_CASE("config check warns about a cache or report dir the judged agent can write") {
+  const std::string head =
+      "providers:\n  g: {builtin: grounding}\nplugins:\n  - id: devflow-agent-gate\n"
+      "    config:\n      edges:\n        'designing->ready': {provider: g, prompt: p}\n";
+  Workspace ws(head +
+               "      reportDir: .devflow-agent-gate-reports\n"
+               "      verdictCacheDir: .devflow-agent-gate-cache\n");
+  auto r = ws.Gate({"config", "check"}, kPath);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  const std::string where = "warning: plugins[0](devflow-agent-gate): ";
+  CHECK(r.out.find(where + "verdictCacheDir \".devflow-agent-gate-cache\" resolves to " +
+                   ws.path() + "/.devflow-agent-gate-cache, inside the workspace " + ws.path() +
+                   " but outside the devflow root " + ws.root() +
+                   ": the judged agent can write there, so it can turn a cached veto into an "
+                   "allow (or write an allow for its next revision); keep it under the devflow "
+                   "root (e.g. " +
+                   ws.root() + "/cache/agent-gate) or outside the workspace\n") !=
+        std::string::npos);
+  CHECK(r.out.find(where + "reportDir \".devflow-agent-gate-reports\" resolves to " + ws.path() +
+                   "/.devflow-agent-gate-reports, inside the workspace " + ws.path() +
+                   " but outside the devflow root " + ws.root() +
+                   ": the judged agent can write there, so it can rewrite or remove the veto "
+                   "reports the operator reads; keep it under the devflow root (e.g. " +
+                   ws.root() + "/reports/agent-gate) or outside the workspace\n") !=
+        std::string::npos);
+  // Under the root: no such warning.
+  Workspace inside(head +
+                   "      reportDir: .devflow/reports/agent-gate\n"
+                   "      verdictCacheDir: .devflow/cache/agent-gate\n");
+  auto ok = inside.Gate({"config", "check"}, kPath);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("the judged agent can write there") == std::string::npos);
+}
+
 TEST_CASE("config check says tabs are not allowed in YAML indentation, at the tab") {
   Workspace ws("plugins:\n\t- id: devflow-artifact-gate\n");
   auto r = ws.Gate({"config", "check"});
