@@ -293,28 +293,54 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
   std::vector<std::string_view> evidence;
   evidence_files.reserve(args.evidence.size());
   evidence_json.reserve(args.evidence.size());
+  // A text file's UTF-8 check waits for the grounding scan, which checks the bytes it reads
+  // (issue 11 item 4: one pass over the evidence); the rest is checked after it. Every outcome
+  // stays as if each file were checked as it is read: a later file's error first reports an
+  // earlier file's ill-formed bytes, and a file the scan did not finish is checked in full.
+  struct Deferred {
+    size_t index;  // in `evidence`
+    size_t bom;    // bytes before the text (a BOM)
+  };
+  std::vector<Deferred> deferred;
+  auto deferred_error = [&](const std::vector<size_t>& checked) -> std::optional<Status> {
+    for (const Deferred& d : deferred) {
+      const size_t done = d.index < checked.size() ? checked[d.index] : 0;
+      if (Status utf8 =
+              CheckUtf8(evidence_files[d.index].view(), args.evidence[d.index], d.bom + done);
+          !utf8.ok()) {
+        return utf8;
+      }
+    }
+    return std::nullopt;
+  };
+  auto fail = [&](const std::string& message) {
+    if (std::optional<Status> earlier = deferred_error({})) {
+      err << "cannot read: " << earlier->message() << "\n";
+    } else {
+      err << "cannot read: " << message << "\n";
+    }
+    return 2;
+  };
   for (const std::string& path : args.evidence) {
     Result<FileBytes> mapped = fs.MapFile(path);
-    if (!mapped.ok()) {
-      err << "cannot read: " << ReadError(mapped.status(), path) << "\n";
-      return 2;
-    }
+    if (!mapped.ok()) return fail(ReadError(mapped.status(), path));
     const std::string_view bytes = evidence_files.emplace_back(std::move(*mapped)).view();
-    if (Status utf8 = CheckUtf8(bytes, path); !utf8.ok()) {
-      err << "cannot read: " << utf8.message() << "\n";
-      return 2;
-    }
     std::string lower = path;
     std::transform(lower.begin(), lower.end(), lower.begin(),
                    [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
-    if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) {
+    const bool json = lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0;
+    if (!json && mode == GroundingMode::kStrict) {
+      const std::string_view text = StripBom(bytes);
+      deferred.push_back({evidence.size(), bytes.size() - text.size()});
+      evidence.push_back(text);
+      continue;
+    }
+    if (Status utf8 = CheckUtf8(bytes, path); !utf8.ok()) return fail(utf8.message());
+    if (json) {
       Result<std::string> text = mode == GroundingMode::kCompat
                                      ? CompatJsonEvidenceText(bytes, path, args.exclude_keys)
                                      : JsonEvidenceText(bytes, path, args.exclude_keys);
-      if (!text.ok()) {
-        err << "cannot read: " << text.status().message() << "\n";
-        return 2;
-      }
+      if (!text.ok()) return fail(text.status().message());
       evidence.push_back(evidence_json.emplace_back(std::move(*text)));
       evidence_files.back() = FileBytes();  // the JSON bytes are done with
     } else {
@@ -324,10 +350,7 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
   std::optional<std::string> fallback;
   if (args.fallback) {
     Result<std::string> bytes = read(*args.fallback);
-    if (!bytes.ok()) {
-      err << "cannot read: " << bytes.status().message() << "\n";
-      return 2;
-    }
+    if (!bytes.ok()) return fail(bytes.status().message());
     fallback = std::move(*bytes);
   }
 
@@ -338,7 +361,14 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
   options.exclude_keys = args.exclude_keys;
   options.compat = args.compat;
   options.repo = args.repo;
-  const std::vector<std::string> reasons = VerifyClaim(claim, evidence, options);
+  std::vector<size_t> utf8_checked;
+  const std::vector<std::string> reasons = VerifyClaim(claim, evidence, options, &utf8_checked);
+  // The deferred UTF-8 checks, past what the scan checked: ill-formed evidence is refused before
+  // any row is written, as when it was checked on reading.
+  if (std::optional<Status> bad = deferred_error(utf8_checked)) {
+    err << "cannot read: " << bad->message() << "\n";
+    return 2;
+  }
   const bool verified = reasons.empty();
 
   // The row goes first, then what ships (issue 7: a claim on stdout whose row then failed

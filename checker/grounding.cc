@@ -1263,18 +1263,29 @@ __attribute__((target("avx2"))) inline uint32_t HotMask32(const char* p) {
   return static_cast<uint32_t>(_mm256_movemask_epi8(hot));
 }
 
+// Where SkipColdAvx2 stopped: `at`, the start of the first block holding a hot byte (`mask`,
+// its hot bytes) or where the blocks stopped (`mask` 0); `ascii`: no byte of the blocks read
+// (from the start to the end of the last block) is >= 0x80. Returned in two registers.
+struct ColdRun {
+  size_t at;
+  uint32_t mask;
+  bool ascii;
+};
+
 // From `k` (>= 1), 32 bytes at a time while the block and the bytes on either side of it lie
-// inside `s`: the first hot byte found, or where the blocks stopped (no hot byte before it).
-__attribute__((target("avx2"))) size_t SkipColdAvx2(std::string_view s, size_t k, bool* hot) {
+// inside `s`, to the first block with a hot byte. The blocks' bytes are or-ed and tested once
+// at the end: the evidence's UTF-8 check rides on the scan's loads (Utf8Front).
+__attribute__((target("avx2"))) ColdRun SkipColdAvx2(std::string_view s, size_t k) {
   const size_t n = s.size();
+  __m256i high = _mm256_setzero_si256();
   for (; k + 33 <= n; k += 32) {
+    high =
+        _mm256_or_si256(high, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.data() + k)));
     if (const uint32_t mask = HotMask32(s.data() + k)) {
-      *hot = true;
-      return k + static_cast<size_t>(__builtin_ctz(mask));
+      return {k, mask, _mm256_movemask_epi8(high) == 0};
     }
   }
-  *hot = false;
-  return k;
+  return {k, 0, _mm256_movemask_epi8(high) == 0};
 }
 
 // Whether this CPU (and the kernel, for the AVX state) runs AVX2: asked once.
@@ -1288,9 +1299,48 @@ bool HaveAvx2() {
 // and then 16 at a time (AVX2; SSE2 for the last block, the scalar rule for the last bytes).
 enum class Skip { kScalar, kSse2, kAvx2 };
 
-// The first hot byte at or after `from`, or s.size().
+// The UTF-8 check of the text being scanned, done on the bytes the AVX2 skip loads anyway (issue
+// 11 item 4: one pass over the evidence, not a check and then a scan). `valid_to`: the text's
+// bytes before it are well-formed UTF-8 and a character starts there (so FirstInvalidUtf8 of
+// the text is valid_to plus FirstInvalidUtf8 of the rest: the caller checks only the rest). A
+// run of blocks with no byte >= 0x80 that starts at or before `valid_to` moves it to the run's
+// end (its last byte is ASCII: a character starts after it); any other run (non-ASCII bytes, or
+// a gap the per-word step read past the blocks) goes through FirstInvalidUtf8 from `valid_to`
+// to the first byte at or after the run's end that continues no sequence, so no valid
+// character is cut. At the first ill-formed byte the front stops (the caller's check of the
+// rest finds it, at the same offset).
+struct Utf8Front {
+  size_t valid_to = 0;
+  bool stopped = false;
+
+  // The bytes [from, to) were read; `ascii`: none is >= 0x80.
+  void Cover(std::string_view s, size_t from, size_t to, bool ascii) {
+    if (ascii && from <= valid_to) {
+      if (to > valid_to && !stopped) valid_to = to;
+    } else if (to > valid_to && !stopped) {
+      Check(s, to);
+    }
+  }
+
+  // Checks from `valid_to` through `to` and on to the first byte that continues no sequence.
+  [[gnu::noinline]] void Check(std::string_view s, size_t to) {
+    size_t end = to;
+    while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) ++end;
+    const std::string_view part = s.substr(valid_to, end - valid_to);
+    const size_t bad = FirstInvalidUtf8(part);
+    if (bad == part.size()) {
+      valid_to = end;
+    } else {
+      valid_to += bad;
+      stopped = true;
+    }
+  }
+};
+
+// The first hot byte at or after `from`, or s.size(). With AVX2, the blocks it reads move
+// `front` on.
 template <Skip kSkip>
-size_t NextHot(std::string_view s, size_t from) {
+size_t NextHot(std::string_view s, size_t from, [[maybe_unused]] Utf8Front* front = nullptr) {
   const size_t n = s.size();
   size_t k = from;
   if constexpr (kSkip != Skip::kScalar) {
@@ -1301,9 +1351,10 @@ size_t NextHot(std::string_view s, size_t from) {
   }
 #if defined(DG_AVX2_SKIP)
   if constexpr (kSkip == Skip::kAvx2) {
-    bool hot = false;
-    k = SkipColdAvx2(s, k, &hot);
-    if (hot) return k;
+    const ColdRun run = SkipColdAvx2(s, k);
+    if (front) front->Cover(s, k, run.mask ? run.at + 32 : run.at, run.ascii);
+    k = run.at;
+    if (run.mask) return k + static_cast<size_t>(__builtin_ctz(run.mask));
   }
 #endif
 #if defined(__SSE2__)
@@ -1326,18 +1377,22 @@ inline bool IsAsciiNonWord(char c) {
 // before it that the per-word loop visits, until past it; the same sink calls in the same order
 // as ScanOnePassReference (the argument above; the differential test in
 // tests/grounding/one_pass_skip_test.cc holds it to that).
+// Returns how much of `s` it found well-formed UTF-8 (Utf8Front::valid_to: with the AVX2 skip,
+// nearly all of a text it read to the end; else 0): the caller checks the rest.
 template <Skip kSkip>
-void ScanOnePassSkipping(std::string_view s, const OnePassSinks& to) {
+size_t ScanOnePassSkipping(std::string_view s, const OnePassSinks& to) {
   const size_t n = s.size();
   OnePassState st;
+  Utf8Front front;
   while (st.i < n) {
-    const size_t hot = NextHot<kSkip>(s, st.i);
-    if (hot == n) return;
+    const size_t hot = NextHot<kSkip>(s, st.i, &front);
+    if (hot == n) break;
     size_t at = hot;
     while (at > st.i && !IsAsciiNonWord(s[at - 1])) --at;
     st.i = at;
     while (st.i <= hot) OnePassStep(s, to, st);
   }
+  return front.valid_to;
 }
 
 // Dates, URLs, refs, evidence ref forms and hashes in one pass over `s`. Each kind's sink sees
@@ -1347,14 +1402,16 @@ void ScanOnePassSkipping(std::string_view s, const OnePassSinks& to) {
 // 0.6-1.2x the per-word step's throughput in four runs, docs/performance.md), so without SSE2
 // the simpler per-word step runs everywhere. Where the CPU has AVX2 the skip goes 32 bytes at
 // a time (the same rule, half the instructions per byte).
-void ScanOnePass(std::string_view s, const OnePassSinks& to) {
+// Returns the length of a prefix of `s` found well-formed UTF-8 on the way (0 without AVX2).
+size_t ScanOnePass(std::string_view s, const OnePassSinks& to) {
 #if defined(DG_AVX2_SKIP)
   if (HaveAvx2()) return ScanOnePassSkipping<Skip::kAvx2>(s, to);
 #endif
 #if defined(__SSE2__)
-  ScanOnePassSkipping<Skip::kSse2>(s, to);
+  return ScanOnePassSkipping<Skip::kSse2>(s, to);
 #else
   ScanOnePassReference(s, to);
+  return 0;
 #endif
 }
 
@@ -1556,7 +1613,9 @@ class Matcher {
       if (forms.size() < kMaxCandidates) forms.push_back(std::move(key));
     };
     const TokenSink hash = [&](std::string_view t) { HitHash(t); };
-    for (std::string_view text : evidence_) {
+    utf8_checked_.assign(evidence_.size(), 0);
+    for (size_t t = 0; t < evidence_.size(); ++t) {
+      const std::string_view text = evidence_[t];
       url_space = !pending(Space::kUrl).empty();
       ref_space = !pending(Space::kRef).empty();
       OnePassSinks to;
@@ -1566,7 +1625,7 @@ class Matcher {
       if (ref_space) to.ref = &ref, to.form = &form;
       if (!pending(Space::kHash).empty()) to.hash = &hash;
       if (!to.date && !to.url && !to.ref && !to.hash) break;
-      ScanOnePass(text, to);
+      utf8_checked_[t] = ScanOnePass(text, to);
       for (const std::string& key : forms) Hit(Space::kRef, key);
       forms.clear();
     }
@@ -1578,6 +1637,10 @@ class Matcher {
       }
     }
   }
+
+  // Per evidence text, the length of a prefix its one-pass scan found well-formed UTF-8 (0 for
+  // a text not scanned).
+  const std::vector<size_t>& utf8_checked() const { return utf8_checked_; }
 
   bool Found(const Need& need) const {
     return !pending_[static_cast<size_t>(need.space)].contains(need.key);
@@ -1754,6 +1817,7 @@ class Matcher {
   };
   using KeySet = PendingKeys;
   const std::vector<std::string_view>& evidence_;
+  std::vector<size_t> utf8_checked_;  // per text: a prefix the scan found well-formed UTF-8
   std::optional<Repo> repo_;
   bool inferred_ = false;
   std::set<size_t> lengths_;
@@ -2144,6 +2208,7 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
     }
   }
   matcher.Run();
+  result.utf8_checked = matcher.utf8_checked();
   const Positions positions(claim);
   for (const Token& token : tokens) {
     for (const Need& need : token.needs) {
@@ -2229,11 +2294,16 @@ std::vector<std::string> RequireReasons(std::string_view claim,
 
 std::vector<std::string> VerifyClaim(std::string_view claim,
                                      const std::vector<std::string_view>& evidence,
-                                     const GroundingOptions& options) {
+                                     const GroundingOptions& options,
+                                     std::vector<size_t>* utf8_checked) {
+  if (utf8_checked) utf8_checked->assign(evidence.size(), 0);
   if (IsBlankClaim(claim)) return {"empty claim"};
   const GroundingMode mode = options.compat ? GroundingMode::kCompat : GroundingMode::kStrict;
-  std::vector<std::string> reasons =
-      GroundingReasons(Ground(claim, evidence, options.kinds, mode, options.repo));
+  GroundingResult result = Ground(claim, evidence, options.kinds, mode, options.repo);
+  if (utf8_checked && result.utf8_checked.size() == evidence.size()) {
+    *utf8_checked = std::move(result.utf8_checked);
+  }
+  std::vector<std::string> reasons = GroundingReasons(result);
   for (std::string& reason : RequireReasons(claim, options.require)) {
     reasons.push_back(std::move(reason));
   }
@@ -2245,9 +2315,12 @@ std::string_view StripBom(std::string_view text) {
   return text;
 }
 
-Status CheckUtf8(std::string_view text, std::string_view label) {
-  // End first: the evidence's first MiBs stay cached for the scan that follows (issue 11 item 4).
-  const size_t bad = FirstInvalidUtf8EndFirst(text);
+Status CheckUtf8(std::string_view text, std::string_view label, size_t checked) {
+  checked = std::min(checked, text.size());
+  // End first: a text's first MiBs stay cached for a pass that follows. Past `checked` only:
+  // a character starts there and every byte before it is well-formed, so the first ill-formed
+  // offset is the same.
+  const size_t bad = checked + FirstInvalidUtf8EndFirst(text.substr(checked));
   if (bad == text.size()) return Status::Ok();
   char buf[96];
   std::snprintf(buf, sizeof buf, ": not valid UTF-8 (byte 0x%02x at offset %zu)",

@@ -153,6 +153,11 @@ struct GroundingResult {
   std::vector<LinkFinding> links;
   /// Distinct claim tokens checked, over all requested kinds.
   size_t checked = 0;
+  /// Per evidence text (strict mode; empty in kCompat mode): the length of a prefix that the
+  /// one-pass scan found well-formed UTF-8 on its way (the AVX2 skip checks the bytes it loads;
+  /// 0 for a text not scanned, or without AVX2). A character starts at that offset, so a caller
+  /// that defers its UTF-8 check needs to check only the rest (CheckUtf8's `checked`).
+  std::vector<size_t> utf8_checked;
 };
 
 /// Grounds every claim token of `kinds` against the evidence texts (the rules: top of this
@@ -194,16 +199,21 @@ Status CheckRepoName(std::string_view repo);
 
 /// `required pattern absent: <rx>` for every pattern RE2 finds nowhere in the claim (a pattern
 /// that does not compile counts as absent; validate with CheckRequirePatterns first).
+/// `utf8_checked` (optional) receives GroundingResult::utf8_checked (all 0 when Ground did not
+/// run: a blank claim, or kCompat mode): evidence may be passed unchecked, and checked after.
 std::vector<std::string> VerifyClaim(std::string_view claim,
                                      const std::vector<std::string_view>& evidence,
-                                     const GroundingOptions& options);
+                                     const GroundingOptions& options,
+                                     std::vector<size_t>* utf8_checked = nullptr);
 
 /// `text` without a leading UTF-8 byte order mark.
 std::string_view StripBom(std::string_view text);
 
 /// Ok when `text` is valid UTF-8; else code "corrupt", message
 /// `<label>: not valid UTF-8 (byte 0x<hh> at offset <n>)` (release_gate.py refuses such files).
-Status CheckUtf8(std::string_view text, std::string_view label);
+/// `checked`: a prefix already known well-formed with a character starting at its end
+/// (GroundingResult::utf8_checked), not read again; the same result as with 0.
+Status CheckUtf8(std::string_view text, std::string_view label, size_t checked = 0);
 
 /// `<kind> not in evidence: <token> (line L:C; evidence has <nearest>)` per ungrounded token
 /// (without the parenthesis in kCompat mode, as release_gate.py prints it), then

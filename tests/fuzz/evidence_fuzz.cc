@@ -6,7 +6,10 @@
 //  - a leading BOM changes nothing; excluding one more key only drops lines (the kept lines are
 //    a subsequence of the others);
 //  - every extracted token (except date-text, which is normalised) occurs in the text;
-//  - any text grounds itself, in strict and compat mode, raw and as evidence text.
+//  - any text grounds itself, in strict and compat mode, raw and as evidence text;
+//  - the prefix of an evidence text that the strict scan reports well-formed UTF-8
+//    (GroundingResult::utf8_checked) is well-formed, and the text is well-formed exactly when
+//    the rest is (the check folded into the scan cuts no character and hides no bad byte).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -56,6 +59,13 @@ void CheckTokensAndSelfGrounding(std::string_view text) {
   for (GroundingMode mode : {GroundingMode::kStrict, GroundingMode::kCompat}) {
     const GroundingResult self = Ground(text, {text}, AllTokenKinds(), mode);
     DG_FUZZ_CHECK(self.ungrounded.empty(), "a text grounds itself");
+    if (mode == GroundingMode::kStrict && !self.utf8_checked.empty()) {
+      const size_t checked = self.utf8_checked[0];
+      DG_FUZZ_CHECK(checked <= text.size() && fuzz::IsValidUtf8(text.substr(0, checked)),
+                    "the prefix the scan checked is well-formed UTF-8");
+      DG_FUZZ_CHECK(fuzz::IsValidUtf8(text) == fuzz::IsValidUtf8(text.substr(checked)),
+                    "the text is well-formed UTF-8 exactly when the rest past the check is");
+    }
   }
 }
 
