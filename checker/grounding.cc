@@ -1340,7 +1340,8 @@ struct Utf8Front {
 // The first hot byte at or after `from`, or s.size(). With AVX2, the blocks it reads move
 // `front` on.
 template <Skip kSkip>
-size_t NextHot(std::string_view s, size_t from, [[maybe_unused]] Utf8Front* front = nullptr) {
+[[gnu::always_inline]] inline size_t NextHot(std::string_view s, size_t from,
+                                             [[maybe_unused]] Utf8Front* front = nullptr) {
   const size_t n = s.size();
   size_t k = from;
   if constexpr (kSkip != Skip::kScalar) {
@@ -1380,7 +1381,8 @@ inline bool IsAsciiNonWord(char c) {
 // Returns how much of `s` it found well-formed UTF-8 (Utf8Front::valid_to: with the AVX2 skip,
 // nearly all of a text it read to the end; else 0): the caller checks the rest.
 template <Skip kSkip>
-size_t ScanOnePassSkipping(std::string_view s, const OnePassSinks& to) {
+[[gnu::always_inline]] inline size_t ScanOnePassSkipping(std::string_view s,
+                                                         const OnePassSinks& to) {
   const size_t n = s.size();
   OnePassState st;
   Utf8Front front;
@@ -1402,10 +1404,18 @@ size_t ScanOnePassSkipping(std::string_view s, const OnePassSinks& to) {
 // 0.6-1.2x the per-word step's throughput in four runs, docs/performance.md), so without SSE2
 // the simpler per-word step runs everywhere. Where the CPU has AVX2 the skip goes 32 bytes at
 // a time (the same rule, half the instructions per byte).
+#if defined(DG_AVX2_SKIP)
+// The AVX2 scan as one AVX2 function, the skip inlined into its loop: the skip's constants are
+// not set up again each time the scan comes back from a hot byte.
+__attribute__((target("avx2"))) size_t ScanOnePassAvx2(std::string_view s, const OnePassSinks& to) {
+  return ScanOnePassSkipping<Skip::kAvx2>(s, to);
+}
+#endif
+
 // Returns the length of a prefix of `s` found well-formed UTF-8 on the way (0 without AVX2).
 size_t ScanOnePass(std::string_view s, const OnePassSinks& to) {
 #if defined(DG_AVX2_SKIP)
-  if (HaveAvx2()) return ScanOnePassSkipping<Skip::kAvx2>(s, to);
+  if (HaveAvx2()) return ScanOnePassAvx2(s, to);
 #endif
 #if defined(__SSE2__)
   return ScanOnePassSkipping<Skip::kSse2>(s, to);
