@@ -62,7 +62,8 @@ bool IsDefaultIgnorable(char32_t cp);
 /// True when `s` says nothing a reader could see: every code point is white space
 /// (IsUnicodeWhiteSpace), default-ignorable (IsDefaultIgnorable), a format character
 /// (general category Cf: also U+0600–U+0605, U+06DD, U+070F, U+0890–U+0891, U+08E2, U+110BD,
-/// U+110CD, U+13430–U+1343F, U+FFF9–U+FFFB) or a control character (Cc: C0, DEL, C1). Decoded
+/// U+110CD, U+13430–U+1343F, U+FFF9–U+FFFB), a control character (Cc: C0, DEL, C1) or U+2800
+/// BRAILLE PATTERN BLANK (a symbol that shows as nothing; trial12 c33). Decoded
 /// with DecodeUtf8At; an ill-formed byte is not blank (a reader sees U+FFFD). "" is blank. The
 /// one test of a blank checker summary (checker/verdict.h; docs/checker-protocol.md): stricter
 /// than upstream's String#trim, which keeps `"\u200b"` as a summary (fail closed).

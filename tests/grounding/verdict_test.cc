@@ -74,6 +74,9 @@ TEST_CASE("a blank summary is not a verdict") {
   CHECK_FALSE(ParseLastVerdict(
       Block(R"({"verdict": "allow", "summary": "\t\n\u00a0\u3000\ufeff\u2003"})")));
   CHECK_FALSE(ParseLastVerdict(Block("{\"verdict\": \"allow\", \"summary\": \"\xC2\xA0 \"}")));
+  // A Braille pattern blank shows as nothing (trial12 c33 admitted it); a Braille letter is text.
+  CHECK_FALSE(ParseLastVerdict(Block(R"({"verdict": "allow", "summary": "\u2800 \u2800"})")));
+  CHECK(ParseLastVerdict(Block(R"({"verdict": "allow", "summary": "\u2801"})")));
   CHECK_FALSE(ParseLastVerdict(Block(R"({"verdict": "allow", "summary": 7})")));
   CHECK_FALSE(ParseLastVerdict(Block(R"({"verdict": "allow"})")));
 }
