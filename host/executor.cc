@@ -47,7 +47,8 @@ std::string JudgedSha256(const Decision& decision) {
 }  // namespace
 
 Result<Attempt> Executor::Resolve(const MoveRequest& request, Card* card_out) {
-  Result<Card> read = store_.Read(request.id);
+  // The decision and its commit need the fold's state, not each entry of the journal.
+  Result<Card> read = store_.Read(request.id, FoldKeeps::kState);
   if (!read.ok()) return read.status();
   Card local;
   Card* card = card_out ? card_out : &local;

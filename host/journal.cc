@@ -424,6 +424,40 @@ JournalEntry DecodeEntry(const J& value) {
   return e;
 }
 
+// A store-shaped line's fields as views into the journal's bytes: what the fold of a decision
+// (FoldKeeps::kState) decodes a line into, so nothing is allocated per line. The same fields as
+// JournalEntry, of which the fold rules read rev, at, type, from, to, path, stage, kind, parent
+// and serviceClass; actors, reasons and gate checks are decoded (so checked) and dropped.
+struct ActorView {
+  std::string_view kind;
+  std::optional<std::string_view> name;
+  std::optional<std::string_view> session;
+};
+struct GateCheckView {
+  ActorView by;
+  std::optional<std::string_view> summary;
+};
+struct GateView {
+  std::optional<ActorView> approved_by;
+  GateCheckView check;  // each check in turn
+};
+struct EntryView {
+  int64_t rev = 0;
+  std::string_view at;
+  EntryType type = EntryType::kCreated;
+  std::optional<ActorView> by;
+  std::optional<std::string_view> parent;
+  std::optional<ServiceClass> service_class;
+  std::optional<Location> from;
+  std::optional<Location> to;
+  std::optional<std::string_view> reason;
+  std::optional<GateView> gate;
+  std::string_view path;
+  std::optional<Location> stage;
+  std::optional<std::string_view> kind;
+  std::optional<ActorView> previous_owner;
+};
+
 // The first decoder DecodeJournalLine tries: a line in exactly the shape the stores write
 // (EncodeJournalLine's bytes, which are JSON.stringify's): no whitespace, the fields in their
 // written order (JournalEntry's comment), plain printable-ASCII strings without a backslash,
@@ -432,14 +466,27 @@ JournalEntry DecodeEntry(const J& value) {
 // anywhere, or that the decoder would refuse, returns false with `e` in an unspecified state,
 // and the caller decodes it again by the general paths, which decide and word every refusal.
 // Whatever it accepts, DecodeEntry accepts with the same entry (tests/store/fold_once_test.cc
-// checks both on every shape).
+// checks both on every shape). The entry is a JournalEntry or, for a fold that keeps no
+// entries, an EntryView of the same fields.
 class StoreShape {
  public:
-  static bool Decode(std::string_view line, JournalEntry& e) {
+  template <class E>
+  static bool Decode(std::string_view line, E& e) {
     // Every byte outside a string is matched literally (or is a digit of rev), and Str checks
     // every byte inside one.
     StoreShape r(line);
     return r.Entry(e) && r.p_ == r.end_;
+  }
+  // Decode of the line starting at `start` in `content`, without finding its end first: no
+  // byte the decoder accepts is a '\n' (a string stops at any control byte), so a line in the
+  // shape is one whose entry is followed by a '\n' or the end. On success `line_end` is the
+  // offset of that '\n' (or content's size).
+  template <class E>
+  static bool DecodeAt(std::string_view content, size_t start, E& e, size_t& line_end) {
+    StoreShape r(content.substr(start));
+    if (!r.Entry(e) || (r.p_ != r.end_ && *r.p_ != '\n')) return false;
+    line_end = static_cast<size_t>(r.p_ - content.data());
+    return true;
   }
 
  private:
@@ -495,6 +542,7 @@ class StoreShape {
     out.emplace(v);
     return true;
   }
+  bool Str(std::optional<std::string_view>& out) { return Str(out.emplace()); }
   bool Loc(std::optional<Location>& out) {
     std::string_view v;
     if (!Str(v)) return false;
@@ -502,26 +550,33 @@ class StoreShape {
     return out.has_value();
   }
   // {"kind":"human"|"command"[,"name":"…"]} or {"kind":"agent"[,"session":"…"]}
-  bool Who(Actor& a) {
+  template <class A>  // Actor or ActorView
+  bool Who(A& a) {
     if (!Lit("{\"kind\":\"")) return false;
     if (Lit("agent\"")) {
-      a.kind = std::string("agent");
+      a.kind = "agent";
       if (Lit(",\"session\":\"") && !Str(a.session)) return false;
     } else if (Lit("human\"")) {
-      a.kind = std::string("human");
+      a.kind = "human";
       if (Lit(",\"name\":\"") && !Str(a.name)) return false;
     } else if (Lit("command\"")) {
-      a.kind = std::string("command");
+      a.kind = "command";
       if (Lit(",\"name\":\"") && !Str(a.name)) return false;
     } else {
       return false;
     }
     return Lit("}");
   }
-  bool Who(std::optional<Actor>& a) { return Who(a.emplace()); }
+  template <class A>
+  bool Who(std::optional<A>& a) {
+    return Who(a.emplace());
+  }
+  static GateCheck& NextCheck(Gate& g) { return g.checks.emplace_back(); }
+  static GateCheckView& NextCheck(GateView& g) { return g.check = GateCheckView{}; }
   // {"approvedBy":…[,"checks":[…]]} or {"checks":[…]}, checks non-empty, each
   // {"by":…,"verdict":"allowed"[,"summary":"…"]}
-  bool GateOf(Gate& g) {
+  template <class G>  // Gate or GateView
+  bool GateOf(G& g) {
     if (!Lit("{\"")) return false;
     if (Lit("approvedBy\":")) {
       if (!Who(g.approved_by)) return false;
@@ -529,7 +584,7 @@ class StoreShape {
     }
     if (!Lit("checks\":[")) return false;
     for (;;) {
-      GateCheck& c = g.checks.emplace_back();
+      auto& c = NextCheck(g);
       if (!Lit("{\"by\":") || !Who(c.by) || !Lit(",\"verdict\":\"allowed\"")) return false;
       if (Lit(",\"summary\":\"") && !Str(c.summary)) return false;
       if (!Lit("}")) return false;
@@ -539,11 +594,13 @@ class StoreShape {
     return Lit("}");
   }
   // archived, restored: ,"by":…[,"reason":"…"]
-  bool ByAndReason(JournalEntry& e) {
+  template <class E>
+  bool ByAndReason(E& e) {
     if (!Lit(",\"by\":") || !Who(e.by)) return false;
     return !Lit(",\"reason\":\"") || Str(e.reason);
   }
-  bool Entry(JournalEntry& e) {
+  template <class E>  // JournalEntry or EntryView
+  bool Entry(E& e) {
     if (!Lit("{\"rev\":")) return false;
     const char* digits = p_;
     uint64_t rev = 0;
@@ -626,13 +683,25 @@ OrderedJson EncodeChecks(const std::vector<GateCheck>& checks) {
 
 std::string Quoted(Location l) { return "\"" + std::string(LocationName(l)) + "\""; }
 
-// The fold rules of foldJournal (reference §1.7) for the last of `state.entries`, which the
-// caller placed there (decoded in place: no temporary entry moved in). Every Fail comes before
-// the first change to `state`, so on a refusal the caller pops that entry and `state` is as it
-// was before it.
-void FoldLast(CardState& state) {
-  const JournalEntry& entry = state.entries.back();
-  const int64_t index = static_cast<int64_t>(state.entries.size()) - 1;
+// What the state keeps of an entry's strings: a copy of a JournalEntry's, or of an EntryView's
+// views.
+const std::string& Own(const std::string& s) { return s; }
+std::string Own(std::string_view s) { return std::string(s); }
+const std::optional<std::string>& Own(const std::optional<std::string>& s) { return s; }
+std::optional<std::string> Own(const std::optional<std::string_view>& s) {
+  if (!s) return std::nullopt;
+  return std::string(*s);
+}
+
+// The fold rules of foldJournal (reference §1.7) for one more entry (a JournalEntry, or an
+// EntryView when the state keeps no entries). The state's revision is the number of entries
+// folded so far (revisions are contiguous from 1). When the state keeps entries the caller has
+// placed this one at the end of `state.entries` (decoded in place: no temporary moved in).
+// Every Fail comes before the first change to `state`, so on a refusal the caller pops that
+// entry and `state` is as it was before it.
+template <class E>
+void FoldOne(CardState& state, const E& entry) {
+  const int64_t index = state.stage_revision;
   // Worded only when a rule refuses the entry.
   auto rev = [&entry] { return std::to_string(entry.rev); };
   if (entry.rev != index + 1) {
@@ -642,7 +711,7 @@ void FoldLast(CardState& state) {
   if (index == 0) {
     if (entry.type != EntryType::kCreated) Fail("journal entry 1 must be \"created\"");
     state.stage = Location::kDraft;
-    state.parent = entry.parent;
+    state.parent = Own(entry.parent);
     state.service_class = entry.service_class.value_or(ServiceClass::kStandard);
     state.created_at = entry.at;
   } else {
@@ -684,7 +753,7 @@ void FoldLast(CardState& state) {
           Fail("artifact rev " + rev() + " lacks a path or a stage");
         }
         state.artifact_records.push_back(
-            ArtifactRecord{entry.path, entry.kind, entry.rev, *entry.stage});
+            ArtifactRecord{Own(entry.path), Own(entry.kind), entry.rev, *entry.stage});
         break;
       case EntryType::kAbandoned:
         state.abandoned = true;
@@ -863,34 +932,55 @@ size_t CountLines(std::string_view s) {
 
 // The fold loop of FoldJournal from byte `start` (a line start). A line's number is counted
 // only when a message names it (the '\n' before it, plus one), so a fold of the lines appended
-// since a known prefix never walks the prefix.
+// since a known prefix never walks the prefix. A state that keeps entries decodes each line
+// straight into its slot at the end of `state.entries`; one that keeps only the state decodes a
+// line in the store's shape into views of the bytes (nothing allocated but what the state
+// keeps), any other line into a JournalEntry by the same decoders. Either way a line refused
+// by the decoder or the fold leaves nothing of it in `state` (FoldJournalFrom's contract).
 Status FoldLines(std::string_view path, std::string_view content, size_t start, CardState& state) {
   auto line_no = [&](size_t line_start) { return CountLines(content.substr(0, line_start)) + 1; };
+  const bool keep_entries = state.keeps == FoldKeeps::kEntries;
+  auto refused_by_fold = [&](const DecodeError& e, size_t line_start) {
+    // A fold error concerns the stream, so it is reported against the file; the line is
+    // appended because blank lines make entry numbers and line numbers differ.
+    return Status::Error("corrupt", std::string(path) + ": " + e.problem + " (line " +
+                                        std::to_string(line_no(line_start)) + ")");
+  };
   while (start <= content.size()) {
+    const size_t line_start = start;
+    if (!keep_entries) {
+      EntryView view;
+      size_t end = 0;
+      if (StoreShape::DecodeAt(content, start, view, end)) {
+        start = end + 1;
+        try {
+          FoldOne(state, view);
+        } catch (const DecodeError& e) {
+          return refused_by_fold(e, line_start);
+        }
+        continue;
+      }
+    }
     size_t end = content.find('\n', start);
     if (end == std::string_view::npos) end = content.size();
     std::string_view line = content.substr(start, end - start);
-    const size_t line_start = start;
     start = end + 1;
     if (IsBlank(line)) continue;
-    // Decoded straight into its slot; a line refused by the decoder or the fold is popped, so
-    // `state` holds exactly the entries folded before it (FoldJournalFrom's contract).
-    if (Status s = DecodeInto(line, state.entries.emplace_back()); !s.ok()) {
-      state.entries.pop_back();
+    JournalEntry scratch;
+    JournalEntry& entry = keep_entries ? state.entries.emplace_back() : scratch;
+    if (Status s = DecodeInto(line, entry); !s.ok()) {
+      if (keep_entries) state.entries.pop_back();
       return Status::Error("corrupt", std::string(path) + ":" +
                                           std::to_string(line_no(line_start)) + ": " + s.message());
     }
     try {
-      FoldLast(state);
+      FoldOne(state, entry);
     } catch (const DecodeError& e) {
-      state.entries.pop_back();
-      // A fold error concerns the stream, so it is reported against the file; the line is
-      // appended because blank lines make entry numbers and line numbers differ.
-      return Status::Error("corrupt", std::string(path) + ": " + e.problem + " (line " +
-                                          std::to_string(line_no(line_start)) + ")");
+      if (keep_entries) state.entries.pop_back();
+      return refused_by_fold(e, line_start);
     }
   }
-  if (state.entries.empty()) {
+  if (state.stage_revision == 0) {
     return Status::Error("corrupt", std::string(path) +
                                         ": journal is empty; every card starts with a "
                                         "\"created\" entry");
@@ -900,11 +990,14 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
 
 }  // namespace
 
-Result<CardState> FoldJournal(std::string_view path, std::string_view content) {
+Result<CardState> FoldJournal(std::string_view path, std::string_view content, FoldKeeps keeps) {
   CardState state;
+  state.keeps = keeps;
   // No regrowth moving every entry; a line that decodes is at least 32 bytes, so blank lines
   // cannot make this reserve more than the content's size warrants.
-  state.entries.reserve(std::min(CountLines(content), content.size() / 32) + 1);
+  if (keeps == FoldKeeps::kEntries) {
+    state.entries.reserve(std::min(CountLines(content), content.size() / 32) + 1);
+  }
   if (Status s = FoldLines(path, content, 0, state); !s.ok()) return s;
   return state;
 }
@@ -919,13 +1012,13 @@ Status ApplyEntry(CardState& state, const JournalEntry& entry) {
   // optional string, an unknown actor kind, a blank abandon reason) must never be appended.
   auto decoded = DecodeJournalLine(EncodeJournalLine(entry));
   if (!decoded.ok()) return decoded.status();
-  state.entries.push_back(std::move(*decoded));
   try {
-    FoldLast(state);
+    // FoldOne refuses before it changes anything.
+    FoldOne(state, *decoded);
   } catch (const DecodeError& e) {
-    state.entries.pop_back();  // FoldLast refuses before it changes anything else
     return Status::Error("corrupt", e.problem);
   }
+  if (state.keeps == FoldKeeps::kEntries) state.entries.push_back(std::move(*decoded));
   return Status::Ok();
 }
 

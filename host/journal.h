@@ -107,6 +107,12 @@ struct ArtifactRecord {
   bool operator==(const ArtifactRecord&) const = default;
 };
 
+/// What a fold keeps of the lines it reads: every decoded entry (CardState::entries: `card
+/// show`, the read-back after a crash), or only the state (stage, revisions, artifact records,
+/// …) a decision and its commit need, so no line's entry outlives the line. Both decode and
+/// fold every line by the same rules and refuse the same journals with the same messages.
+enum class FoldKeeps : uint8_t { kEntries, kState };
+
 /// The state a strict fold of a whole journal yields (reference §1.7 fold rules).
 struct CardState {
   Location stage = Location::kDraft;
@@ -119,25 +125,29 @@ struct CardState {
   std::string created_at;
   std::string updated_at;
   std::vector<ArtifactRecord> artifact_records;
-  std::vector<JournalEntry> entries;
+  std::vector<JournalEntry> entries;  // every entry (FoldKeeps::kEntries), else empty
+  FoldKeeps keeps = FoldKeeps::kEntries;
 };
 
 /// Folds a whole journal file's content strictly. Blank lines are skipped. A bad line fails
 /// with `<path>:<line>: <problem>` (1-based line), a fold error (empty journal, rev gaps, …)
 /// with `<path>: <problem>`; code "corrupt". A final line without '\n' is decoded like any
-/// other (a torn half line fails to decode and names its line).
-Result<CardState> FoldJournal(std::string_view path, std::string_view content);
+/// other (a torn half line fails to decode and names its line). `keeps` chooses whether the
+/// result holds every entry or only the state (same errors either way).
+Result<CardState> FoldJournal(std::string_view path, std::string_view content,
+                              FoldKeeps keeps = FoldKeeps::kEntries);
 
 /// Folds the lines of `content` from byte `offset` on onto `state`, which must be the fold of
 /// `content.substr(0, offset)` (FoldJournal's result); `offset` must be 0 or just past a '\n'.
 /// Errors are FoldJournal's, with the same line numbers (counted from the file's start). On an
-/// error `state` holds the entries folded before the bad line; callers discard it.
+/// error `state` holds the entries folded before the bad line; callers discard it. The entries
+/// are kept as `state.keeps` says.
 Status FoldJournalFrom(std::string_view path, std::string_view content, size_t offset,
                        CardState& state);
 
 /// Applies one more entry to a folded state (same rules as FoldJournal); used to validate an
 /// entry before it is appended. Error message is the bare problem; a refused entry leaves
-/// `state` unchanged.
+/// `state` unchanged. The entry joins `state.entries` only when the state keeps entries.
 Status ApplyEntry(CardState& state, const JournalEntry& entry);
 
 }  // namespace devflow

@@ -58,6 +58,7 @@ Card CardOf(const std::string& root, const std::string& id, const std::string& d
   c.updated_at = std::move(state.updated_at);
   c.artifact_records = std::move(state.artifact_records);
   c.entries = std::move(state.entries);
+  c.keeps = state.keeps;
   return c;
 }
 
@@ -209,11 +210,12 @@ Result<std::shared_ptr<const FileBytes>> ReadJournalBytes(const Ctx& c, const st
   return std::make_shared<const FileBytes>(std::move(*content));
 }
 
-Result<ReadJournalResult> ReadJournal(const Ctx& c, const std::string& id, const std::string& dir) {
+Result<ReadJournalResult> ReadJournal(const Ctx& c, const std::string& id, const std::string& dir,
+                                      FoldKeeps keeps = FoldKeeps::kEntries) {
   std::string path = JoinPath(dir, "journal.jsonl");
   auto bytes = ReadJournalBytes(c, id, path);
   if (!bytes.ok()) return bytes.status();
-  auto state = FoldJournal(path, (*bytes)->view());
+  auto state = FoldJournal(path, (*bytes)->view(), keeps);
   if (!state.ok()) return state.status();
   return ReadJournalResult{std::move(*bytes), std::move(*state)};
 }
@@ -232,13 +234,15 @@ CardState StateOf(Card&& card) {
   s.updated_at = std::move(card.updated_at);
   s.artifact_records = std::move(card.artifact_records);
   s.entries = std::move(card.entries);
+  s.keeps = card.keeps;
   return s;
 }
 
 // Re-reads a journal already read and folded as `known`: when the file is `known`'s bytes
 // followed by whole appended lines, only those lines are folded onto `known`'s fold; any
 // other file (shorter, changed before its end, `known` ending mid-line or empty) is folded
-// whole, so a journal rewritten behind our back is never judged by a stale fold.
+// whole, so a journal rewritten behind our back is never judged by a stale fold. The fold keeps
+// entries as `known`'s did.
 Result<ReadJournalResult> ReadJournalAgain(const Ctx& c, const std::string& id,
                                            const std::string& dir, ReadJournalResult known) {
   std::string path = JoinPath(dir, "journal.jsonl");
@@ -247,10 +251,10 @@ Result<ReadJournalResult> ReadJournalAgain(const Ctx& c, const std::string& id,
   const std::string_view now = (*bytes)->view();
   const std::string_view then = known.bytes ? known.bytes->view() : std::string_view();
   const bool appended_only = known.bytes && !then.empty() && then.back() == '\n' &&
-                             !known.state.entries.empty() && now.size() >= then.size() &&
+                             known.state.stage_revision > 0 && now.size() >= then.size() &&
                              now.compare(0, then.size(), then) == 0;
   if (!appended_only) {
-    auto state = FoldJournal(path, now);
+    auto state = FoldJournal(path, now, known.state.keeps);
     if (!state.ok()) return state.status();
     return ReadJournalResult{std::move(*bytes), std::move(*state)};
   }
@@ -297,9 +301,10 @@ Result<CardFile> ReadCardFile(const Ctx& c, const std::string& id, const std::st
   return ParseCardFile(path, *raw);
 }
 
-Result<Card> Load(const Ctx& c, const std::string& id, const std::string& dir, bool warn_drift) {
+Result<Card> Load(const Ctx& c, const std::string& id, const std::string& dir, bool warn_drift,
+                  FoldKeeps keeps = FoldKeeps::kEntries) {
   if (!IsValidCardId(id)) return NotFound(c, id);
-  auto journal = ReadJournal(c, id, dir);
+  auto journal = ReadJournal(c, id, dir, keeps);
   if (!journal.ok()) return journal.status();
   std::string path = JoinPath(dir, "card.md");
   auto file = ReadCardFile(c, id, path, true);
@@ -373,10 +378,10 @@ Status RefuseOffBoard(const std::string& id, const CardState& state) {
 
 }  // namespace
 
-Result<Card> Store::Read(const std::string& id) const {
+Result<Card> Store::Read(const std::string& id, FoldKeeps keeps) const {
   Ctx c{root_, fs_, warnings_};
   if (!IsValidCardId(id)) return NotFound(c, id);
-  return Load(c, id, CardDir(id), true);
+  return Load(c, id, CardDir(id), true, keeps);
 }
 
 Result<bool> IsInterruptedCreation(FileSystem& fs, const std::string& dir) {

@@ -71,6 +71,8 @@ struct Card {
   std::string updated_at;
   std::vector<ArtifactRecord> artifact_records;  // registration order
   std::vector<JournalEntry> entries;             // the whole journal, for `card show`
+  /// Whether `entries` was read (Read's `keeps`): a card read for a decision has none.
+  FoldKeeps keeps = FoldKeeps::kEntries;
   /// The journal bytes this card was folded from (null for a card not read from disk). A
   /// commit that is handed this card folds only what was appended to these bytes since.
   std::shared_ptr<const FileBytes> journal;
@@ -149,7 +151,9 @@ class Store {
   /// Reads and strictly folds one card. Unknown id → "not-found" (an archived card →
   /// "archived"). A missing card.md degrades to title = id, empty body, with a warning.
   /// Projection drift (card.md stage/stageRevision ≠ journal) is warned; the journal wins.
-  Result<Card> Read(const std::string& id) const;
+  /// With FoldKeeps::kState (a move's read, before its waterfall) the journal is folded by the
+  /// same rules but `entries` stays empty; a commit handed that card keeps none either.
+  Result<Card> Read(const std::string& id, FoldKeeps keeps = FoldKeeps::kEntries) const;
 
   /// Every active card that folds, ordered by id, in `cards`; every card directory that does
   /// not fold (or cannot be read) in `unlisted` with its error, so one broken card neither hides

@@ -290,7 +290,7 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
   // other than the one the caller will commit to), and the policies decide on this read.
   std::optional<Card> card;
   auto refusal = [&]() -> std::optional<Status> {
-    Result<Card> read = d.store->Read(attempt.id);
+    Result<Card> read = d.store->Read(attempt.id, FoldKeeps::kState);
     if (!read.ok()) return read.status();
     card = std::move(*read);
     if (card->stage != attempt.from) {
