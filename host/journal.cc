@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <type_traits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace devflow {
 namespace {
@@ -494,7 +498,7 @@ class StoreShape {
 
   // Consumes `lit` when the bytes at the cursor are exactly it.
   template <size_t N>
-  bool Lit(const char (&lit)[N]) {
+  [[gnu::always_inline]] bool Lit(const char (&lit)[N]) {
     constexpr size_t n = N - 1;
     if (static_cast<size_t>(end_ - p_) < n || std::memcmp(p_, lit, n) != 0) return false;
     p_ += n;
@@ -503,6 +507,17 @@ class StoreShape {
   // The first byte from `p` on that ends a plain string: '"', '\\', a control byte, DEL or a
   // byte >= 0x80 (eight bytes a step); `end` when there is none.
   static const char* PlainEnd(const char* p, const char* end) {
+#if defined(__SSE2__)
+    // Sixteen bytes a step: as signed bytes, a control byte and a byte >= 0x80 are both < 0x20.
+    for (; end - p >= 16; p += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+                                                    _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F))),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+      if (const int mask = _mm_movemask_epi8(hit); mask != 0) return p + __builtin_ctz(mask);
+    }
+#endif
     constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
     auto zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
     for (; end - p >= 8; p += 8) {
@@ -683,10 +698,8 @@ OrderedJson EncodeChecks(const std::vector<GateCheck>& checks) {
 
 std::string Quoted(Location l) { return "\"" + std::string(LocationName(l)) + "\""; }
 
-// What the state keeps of an entry's strings: a copy of a JournalEntry's, or of an EntryView's
-// views.
-const std::string& Own(const std::string& s) { return s; }
-std::string Own(std::string_view s) { return std::string(s); }
+// What the state keeps of an entry's optional string: a copy of a JournalEntry's, or of an
+// EntryView's view.
 const std::optional<std::string>& Own(const std::optional<std::string>& s) { return s; }
 std::optional<std::string> Own(const std::optional<std::string_view>& s) {
   if (!s) return std::nullopt;
@@ -752,8 +765,13 @@ void FoldOne(CardState& state, const E& entry) {
         if (!entry.stage || !IsStage(*entry.stage) || entry.path.empty()) {
           Fail("artifact rev " + rev() + " lacks a path or a stage");
         }
-        state.artifact_records.push_back(
-            ArtifactRecord{Own(entry.path), Own(entry.kind), entry.rev, *entry.stage});
+        {
+          ArtifactRecord& record = state.artifact_records.emplace_back();  // built in place
+          record.path = entry.path;
+          if (entry.kind) record.kind.emplace(*entry.kind);
+          record.rev = entry.rev;
+          record.stage = *entry.stage;
+        }
         break;
       case EntryType::kAbandoned:
         state.abandoned = true;
@@ -774,7 +792,9 @@ void FoldOne(CardState& state, const E& entry) {
     }
   }
   state.stage_revision = entry.rev;
-  state.updated_at = entry.at;
+  // An EntryView's `at` is set by its caller once the run of viewed lines ends (FoldLines):
+  // the state's copy is made once, not once a line.
+  if constexpr (!std::is_same_v<E, EntryView>) state.updated_at = entry.at;
 }
 
 std::string StripJsonExceptionPrefix(std::string what) {
@@ -946,6 +966,11 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
     return Status::Error("corrupt", std::string(path) + ": " + e.problem + " (line " +
                                         std::to_string(line_no(line_start)) + ")");
   };
+  std::string_view viewed_at;  // `at` of the last line folded as a view, not yet in the state
+  auto settle_at = [&] {
+    if (viewed_at.data() != nullptr) state.updated_at = viewed_at;
+    viewed_at = {};
+  };
   while (start <= content.size()) {
     const size_t line_start = start;
     if (!keep_entries) {
@@ -956,10 +981,13 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
         try {
           FoldOne(state, view);
         } catch (const DecodeError& e) {
+          settle_at();
           return refused_by_fold(e, line_start);
         }
+        viewed_at = view.at;
         continue;
       }
+      settle_at();
     }
     size_t end = content.find('\n', start);
     if (end == std::string_view::npos) end = content.size();
@@ -980,6 +1008,7 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
       return refused_by_fold(e, line_start);
     }
   }
+  settle_at();
   if (state.stage_revision == 0) {
     return Status::Error("corrupt", std::string(path) +
                                         ": journal is empty; every card starts with a "

@@ -162,7 +162,7 @@ TEST_CASE("the store-shape decoder accepts only what the general decoder decodes
     // to JSON. Each is either left to the general decoder or decoded exactly as it would be.
     for (size_t i = 0; i < line.size(); ++i) {
       std::vector<std::string> near = {line.substr(0, i), line.substr(0, i) + line.substr(i + 1)};
-      for (char c : std::string(" \"0{}[],:aZ-")) {
+      for (char c : std::string(" \"0{}[],:aZ-\t\x01\x7f\xc3\\")) {
         std::string v = line;
         v[i] = c;
         near.push_back(v);

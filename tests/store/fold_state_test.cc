@@ -148,6 +148,13 @@ TEST_CASE("a state-only fold of a long journal equals the full fold, whole and i
   REQUIRE(state.ok());
   CHECK(FoldJournalFrom(kPath, gap, starts[1000], *state).message() == refused.status().message());
   CHECK(state->stage_revision == 1499);
+  // What a refused tail fold leaves is the fold of the lines before the refused one, as the
+  // entry-keeping fold leaves it (its last `at` included).
+  auto kept = FoldJournal(kPath, gap.substr(0, starts[1000]), FoldKeeps::kEntries);
+  REQUIRE(kept.ok());
+  CHECK_FALSE(FoldJournalFrom(kPath, gap, starts[1000], *kept).ok());
+  CHECK(state->updated_at == "t1499");
+  CHECK(Folded(*state) == Folded(*kept));
 }
 
 TEST_CASE("ApplyEntry on a state-only fold folds the entry and keeps no entry") {
