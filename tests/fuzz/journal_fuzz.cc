@@ -5,7 +5,9 @@
 //  - a failed decode is code "corrupt" with a one-line message;
 //  - a successful fold has revisions 1..n, starts with "created", ends at the last entry, and
 //    re-folding its re-encoded entries (or applying them one by one with ApplyEntry) yields the
-//    same state; a failed fold is code "corrupt" and names the path.
+//    same state; a failed fold is code "corrupt" and names the path;
+//  - the fold that keeps only the state (FoldKeeps::kState, a move's) yields the same state
+//    without entries, or the same refusal word for word.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -34,16 +36,21 @@ bool SameEntry(const JournalEntry& a, const JournalEntry& b) {
          a.kind == b.kind && a.previous_owner == b.previous_owner;
 }
 
-bool SameState(const CardState& a, const CardState& b) {
-  if (a.entries.size() != b.entries.size()) return false;
-  for (size_t i = 0; i < a.entries.size(); ++i) {
-    if (!SameEntry(a.entries[i], b.entries[i])) return false;
-  }
+// Everything a fold yields but its entries.
+bool SameFold(const CardState& a, const CardState& b) {
   return a.stage == b.stage && a.stage_revision == b.stage_revision &&
          a.blocked_from == b.blocked_from && a.parent == b.parent &&
          a.service_class == b.service_class && a.abandoned == b.abandoned &&
          a.archived == b.archived && a.created_at == b.created_at && a.updated_at == b.updated_at &&
          a.artifact_records == b.artifact_records;
+}
+
+bool SameState(const CardState& a, const CardState& b) {
+  if (a.entries.size() != b.entries.size()) return false;
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    if (!SameEntry(a.entries[i], b.entries[i])) return false;
+  }
+  return SameFold(a, b);
 }
 
 void CheckLine(std::string_view line) {
@@ -65,6 +72,15 @@ void CheckLine(std::string_view line) {
 
 void CheckFold(std::string_view content) {
   Result<CardState> state = FoldJournal("cards/1-x/journal.jsonl", content);
+  Result<CardState> lean = FoldJournal("cards/1-x/journal.jsonl", content, FoldKeeps::kState);
+  DG_FUZZ_CHECK(lean.ok() == state.ok(), "the state-only fold accepts what the full fold does");
+  if (!lean.ok()) {
+    DG_FUZZ_CHECK(lean.status().message() == state.status().message(),
+                  "the state-only fold refuses in the full fold's words");
+  } else {
+    DG_FUZZ_CHECK(lean->entries.empty() && SameFold(*lean, *state),
+                  "the state-only fold yields the full fold's state");
+  }
   if (!state.ok()) {
     DG_FUZZ_CHECK(state.status().code() == "corrupt", "a fold error is \"corrupt\"");
     DG_FUZZ_CHECK(state.status().message().rfind("cards/1-x/journal.jsonl:", 0) == 0,
