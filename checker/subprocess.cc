@@ -230,7 +230,10 @@ class ScratchDir {
   std::string Create(const std::string& parent, bool sweep) {
     root_ = parent + "/devflow-gate-" + std::to_string(::geteuid());
     if (::mkdir(root_.c_str(), 0700) != 0 && errno != EEXIST) {
-      return "cannot create " + root_ + ": " + ErrorText(errno);
+      return "cannot create " + root_ + ": " + ErrorText(errno) +
+             "; set TMPDIR to a directory this user can write (the gate makes its checkers' "
+             "scratch dirs below it), or fix " +
+             parent + "'s permissions";
     }
     root_fd_ = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (root_fd_ < 0) {

@@ -998,8 +998,20 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
     JournalEntry& entry = keep_entries ? state.entries.emplace_back() : scratch;
     if (Status s = DecodeInto(line, entry); !s.ok()) {
       if (keep_entries) state.entries.pop_back();
-      return Status::Error("corrupt", std::string(path) + ":" +
-                                          std::to_string(line_no(line_start)) + ": " + s.message());
+      std::string fix;
+      if (end == content.size()) {
+        // A last line without its line end is what a writer that stopped mid-append leaves
+        // (a crash, a full disk before the durable append existed; trial12): say how to cut it.
+        fix =
+            "; it is the file's last line and has no line end: a writer stopped in the middle "
+            "of an append (a crash or a full disk). With no writer running, cut it off (truncate "
+            "-s " +
+            std::to_string(line_start) + " " + std::string(path) +
+            ") and check the card with devflow-gate audit";
+      }
+      return Status::Error(
+          "corrupt",
+          std::string(path) + ":" + std::to_string(line_no(line_start)) + ": " + s.message() + fix);
     }
     try {
       FoldOne(state, entry);

@@ -115,6 +115,22 @@ TEST_CASE("a dispatch never sweeps the shared parent, and without sweep_scratch 
   CHECK_FALSE(fs::exists(orphan));
 }
 
+// trial12: on a host whose /tmp the user cannot write, the fault said only "cannot create
+// /tmp/devflow-gate-1001: Permission denied". It now says to set TMPDIR. (A TMPDIR that is a
+// file gives the same mkdir failure as root, whom no mode stops.)
+TEST_CASE("a TMPDIR where the scratch parent cannot be made fails closed saying to set TMPDIR") {
+  test::TempDir tmp, ws;
+  const std::string file = tmp / "not-a-dir";
+  test::Spit(file, "x");
+  auto reply = DispatchIn(file, ws.path());
+  REQUIRE_FALSE(reply.ok());
+  CHECK(reply.status().message().find("scratch dir: cannot create " + UserParent(file) +
+                                      ": Not a directory; set TMPDIR to a directory this user "
+                                      "can write (the gate makes its checkers' scratch dirs "
+                                      "below it), or fix " +
+                                      file + "'s permissions") != std::string::npos);
+}
+
 TEST_CASE("a scratch parent that is a symlink, not ours or not 0700 fails the check closed") {
   test::TempDir parent, ws, elsewhere;
   const std::string mine = UserParent(parent.path());

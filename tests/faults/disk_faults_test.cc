@@ -254,7 +254,11 @@ TEST_CASE(
   const std::string problem =
       ws.journal_path() +
       ":5: invalid JSON: parse error at line 1, column 31: syntax error while parsing value - "
-      "invalid string: missing closing quote; last read: '\"2026-09-16T08:0'";
+      "invalid string: missing closing quote; last read: '\"2026-09-16T08:0'; it is the "
+      "file's last line and has no line end: a writer stopped in the middle of an append (a "
+      "crash or a full disk). With no writer running, cut it off (truncate -s " +
+      std::to_string(intact.size()) + " " + ws.journal_path() +
+      ") and check the card with devflow-gate audit";
   CHECK(show.exit_code == 4);
   CHECK(show.out == "");
   CHECK(show.err == "devflow-gate: " + problem + "\n");
@@ -263,8 +267,9 @@ TEST_CASE(
   CHECK(test::Slurp(ws.journal_path()) == torn);  // never "repaired", never appended to
   CHECK_FALSE(fs::exists(ws.card_dir() + "/commit.lock"));
 
-  // The operator cuts the torn tail: the journal folds again and the move goes through.
-  test::Spit(ws.journal_path(), intact);
+  // The operator cuts the torn tail as told: the journal folds again and the move goes through.
+  fs::resize_file(ws.journal_path(), intact.size());
+  CHECK(test::Slurp(ws.journal_path()) == intact);
   RequireUnmoved(ws);
   CHECK(ws.Gate({"move", kCard, "ready"}).exit_code == 0);
   RequireCommitted(ws, "ok");
