@@ -8,13 +8,20 @@ For each binary, in turn, over one kept-alive unix-socket connection, N sequenti
   miss  cache-miss dry-run POST /v1/moves, `sandbox: off`, the trivial allow checker
 and for each: system calls per request (`perf stat -e raw_syscalls:sys_enter -p SERVER` around
 the N requests; the miss figure counts the server's process only, not the reaper or checker)
-and, with BENCH_CALLGRIND=1, instructions per request (the server run under callgrind,
-`callgrind_control --zero` before and `--dump` after the N requests; all the server's threads).
+or, with BENCH_CALLGRIND=1, instructions per request: the server runs under callgrind twice,
+each time the same start-up and 20 warm-up requests, then 0 requests in the first run and N in
+the second, and SIGTERM (the drain ends it with exit 0 and callgrind writes its totals); the
+figure is (second total - first total) / N, the whole server process (all its threads; not the
+reaper or checker) with its start-up and exit cancelled out. Under valgrind 3.19 the server
+refuses every unix peer (it lacks pidfd_send_signal, so the peer screen cannot pin the peer:
+the 403 that stalled the first version of this mode); bench/valgrind_pidfd.c, preloaded into
+the server under callgrind only, answers that call for the bench's live client. The miss path
+needs pidfd_open, which no shim can give, so BENCH_CALLGRIND=1 measures `hit` only.
+BENCH_CALLGRIND_KEEP=DIR keeps the second run's callgrind.out files in DIR, named
+BINARYNAME.KIND.cg, for callgrind_annotate.
 Every answer is checked (the hit one is "[cached] ", the miss one allowed and not cached).
-Environment: BENCH_N (1000 hit, N/10 miss), BENCH_CALLGRIND (0).
-BENCH_CALLGRIND=1 is UNFINISHED: in its first run (2026-12-04, branch server8b, load ~8) it printed
-nothing in 9 minutes and was killed; whether the server under callgrind never logged "ready" or
-callgrind_control stalled was not found. The system-call mode is the one that has been run.
+Environment: BENCH_N (1000 hit, N/10 miss; under callgrind 200),
+BENCH_CALLGRIND (0), BENCH_CALLGRIND_KEEP, BENCH_KINDS ("hit miss").
 """
 import json, os, re, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
@@ -24,9 +31,15 @@ from bench_setup import runner, workspace  # noqa: E402
 gates = [os.path.abspath(g) for g in sys.argv[1:]]
 if not gates:
     sys.exit("usage: server_cost.py BINARY [BINARY...]")
-N = int(os.environ.get("BENCH_N", "1000"))
 CG = os.environ.get("BENCH_CALLGRIND") == "1"
+N = int(os.environ.get("BENCH_N", "200" if CG else "1000"))
+KEEP = os.environ.get("BENCH_CALLGRIND_KEEP")
+KINDS = os.environ.get("BENCH_KINDS", "hit" if CG else "hit miss").split()
 ws, checker = workspace("dg-bench-cost-")
+SHIM = os.path.join(ws, "valgrind_pidfd.so")
+if CG:  # valgrind 3.19 lacks pidfd_send_signal: bench/valgrind_pidfd.c
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", SHIM,
+                    os.path.join(os.path.dirname(os.path.abspath(__file__)), "valgrind_pidfd.c"), "-ldl"], check=True)
 run = runner(gates[0], ws)
 
 
@@ -52,14 +65,16 @@ run("artifact", "add", cid, "design", "design.md")
 sock = os.path.join(ws, "gate.sock")
 
 
-def serve(gate, config_file):
+def serve(gate, config_file, cg=CG):
     if os.path.exists(sock):
         os.unlink(sock)
     pre = []
-    if CG:
-        pre = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={ws}/cg.%p"]
+    env = None
+    if cg:
+        env = dict(os.environ, LD_PRELOAD=SHIM)
+        pre = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={ws}/cg.%p", "--trace-children=no"]
     p = subprocess.Popen(pre + [gate, "--root", root, "--config", config_file, "serve", "--listen", "unix:" + sock],
-                         cwd=ws, stderr=subprocess.PIPE, text=True)
+                         cwd=ws, stderr=subprocess.PIPE, text=True, env=env)
     for line in p.stderr:
         if '"msg":"ready"' in line:
             break
@@ -84,7 +99,7 @@ class Conn:
         while len(rest) < n:
             rest += self.s.recv(65536)
         self.buf = rest[n:]
-        assert head.startswith(b"HTTP/1.1 200"), head
+        assert head.startswith(b"HTTP/1.1 200"), (head, rest)
         return json.loads(rest[:n])
 
 
@@ -93,21 +108,18 @@ def admit(dry=True):
                        "by": {"kind": "human"}, "root": root, "at": "2026-09-16T08:00:00.000Z", "dryRun": dry})
 
 
-def measure(gate, kind):
+def measure(gate, kind, n):
+    """Serves N requests of KIND after 20 warm-up ones; returns (system calls or None, path of
+    the callgrind output or None)."""
     p = serve(gate, os.path.join(ws, "cache.yaml" if kind == "hit" else "nocache.yaml"))
     c = Conn()
-    n = N if kind == "hit" else max(N // 10, 1)
     if kind == "hit":
-        c.post("/v1/admit", admit(dry=False))  # prime the cache (once per workspace is enough)
         req = ("/v1/admit", admit())
     else:
         req = ("/v1/moves", json.dumps({"id": cid, "to": "ready", "dryRun": True}))
     for _ in range(20):  # warm
         c.post(*req)
-    out = {}
-    if CG:
-        subprocess.run(["callgrind_control", "--zero", str(p.pid)], capture_output=True, check=True)
-    else:
+    if not CG:
         perf = subprocess.Popen(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "-p", str(p.pid)],
                                 stderr=subprocess.PIPE, text=True)
         time.sleep(0.5)  # perf attaches
@@ -117,32 +129,46 @@ def measure(gate, kind):
         assert r.get("allowed") is True or r.get("ok") is True, r
         cached = any((ch.get("summary") or "").startswith("[cached] ") for ch in checks)
         assert cached == (kind == "hit"), r
-    if CG:
-        for f in os.listdir(ws):
-            if f.startswith("cg."):
-                os.unlink(os.path.join(ws, f))
-        subprocess.run(["callgrind_control", "--dump", str(p.pid)], capture_output=True, check=True)
-        total = 0
-        for f in os.listdir(ws):
-            if f.startswith("cg."):
-                for line in open(os.path.join(ws, f)):
-                    if line.startswith("summary:") or line.startswith("totals:"):
-                        total += int(line.split()[1])
-                        break
-        out["instructions"] = total / n
-    else:
+    syscalls = None
+    if not CG:
         perf.send_signal(signal.SIGINT)
         err = perf.communicate()[1]
-        out["syscalls"] = int(re.search(r"^(\d+),", err, re.M).group(1)) / n
+        syscalls = int(re.search(r"^(\d+),", err, re.M).group(1))
     c.s.close()
     p.terminate()
-    p.wait()
-    return out
+    assert p.wait() == 0, "the server did not exit 0 on SIGTERM"
+    return syscalls, (os.path.join(ws, f"cg.{p.pid}") if CG else None)
 
+
+def totals(path):
+    for line in open(path):
+        if line.startswith("summary:") or line.startswith("totals:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no totals in {path}")
+
+
+# Prime the verdict cache (a non-dry admit writes the record), outside callgrind: under it the
+# checker cannot be started (pidfd_open).
+p = serve(gates[0], os.path.join(ws, "cache.yaml"), cg=False)
+c = Conn()
+assert c.post("/v1/admit", admit(dry=False))["allowed"] is True
+c.s.close()
+p.terminate()
+p.wait()
 
 for gate in gates:
-    for kind in ("hit", "miss"):
-        r = measure(gate, kind)
-        figure = ", ".join(f"{v:,.1f} {k} per request" for k, v in r.items())
+    for kind in KINDS:
+        n = N if kind == "hit" else max(N // 10, 1)
+        if CG:
+            _, zero = measure(gate, kind, 0)
+            _, full = measure(gate, kind, n)
+            figure = f"{(totals(full) - totals(zero)) / n:,.0f} instructions per request (N={n})"
+            if KEEP:
+                shutil.copy(full, os.path.join(KEEP, f"{os.path.basename(os.path.dirname(gate))}.{kind}.cg"))
+            os.unlink(zero)
+            os.unlink(full)
+        else:
+            calls, _ = measure(gate, kind, n)
+            figure = f"{calls / n:,.1f} system calls per request (N={n})"
         print(f"{gate}  {kind:4}  {figure}", flush=True)
 shutil.rmtree(ws, ignore_errors=True)
