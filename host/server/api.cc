@@ -322,10 +322,6 @@ std::optional<MovesBody> ParseMovesBody(std::string_view body, BodyError& error)
   return out;
 }
 
-std::string JsonString(std::string_view text) {
-  return json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 std::string ErrorJson(const BodyError& error) {
   std::string out = "{\"error\":" + JsonString(error.message);
   if (!error.field.empty()) out += ",\"field\":" + JsonString(error.field);
@@ -334,11 +330,22 @@ std::string ErrorJson(const BodyError& error) {
 
 std::string LogLine(const std::string& time, const std::string& level,
                     const std::vector<LogField>& fields) {
-  std::string out = "{\"time\":" + JsonString(time) + ",\"level\":" + JsonString(level);
+  std::string out = "{\"time\":";
+  AppendJsonString(out, time);
+  out += ",\"level\":";
+  AppendJsonString(out, level);
   for (const LogField& f : fields) {
-    out += "," + JsonString(f.key) + ":" + (f.number ? f.value : JsonString(f.value));
+    out += ',';
+    AppendJsonString(out, f.key);
+    out += ':';
+    if (f.number) {
+      out += f.value;
+    } else {
+      AppendJsonString(out, f.value);
+    }
   }
-  return out + "}";
+  out += '}';
+  return out;
 }
 
 }  // namespace devflow

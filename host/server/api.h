@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "host/deployment/deployment.h"
+#include "host/json_string.h"  // JsonString, for the callers of this header
 
 namespace devflow {
 
@@ -65,8 +66,5 @@ struct LogField {
 };
 std::string LogLine(const std::string& time, const std::string& level,
                     const std::vector<LogField>& fields);
-
-/// JSON string value (escaped, quoted).
-std::string JsonString(std::string_view text);
 
 }  // namespace devflow
