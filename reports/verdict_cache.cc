@@ -12,11 +12,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 #include <utility>
 
 #include "config/config.h"
+#include "host/json_string.h"
 #include "reports/sha256.h"
 
 namespace devflow {
@@ -206,9 +209,11 @@ std::string EnvIdentity(const ProviderConfig& provider) {
   return Sha256Hex(pieces);
 }
 
-std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
-                            const std::vector<std::pair<std::string, std::string>>& files,
-                            const std::string& env_sha256) {
+namespace {
+
+std::string ComputeCheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
+                                   const std::vector<std::pair<std::string, std::string>>& files,
+                                   const std::string& env_sha256) {
   ordered_json j = ordered_json::object();
   if (provider) {
     ordered_json p = ordered_json::object();
@@ -232,6 +237,69 @@ std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
   }
   j["verdictNonce"] = verdict_nonce;
   return Sha256Hex(Compact(j));
+}
+
+// Everything ComputeCheckerIdentity reads, as values: two equal inputs give one identity.
+// A field added to ProviderConfig must be added to Same (or the memo would answer for a
+// definition it did not hash): this size changes then and stops the build.
+static_assert(sizeof(ProviderConfig) == 176,
+              "ProviderConfig changed: compare the new field in IdentityInputs::Same");
+struct IdentityInputs {
+  bool has_provider = false;
+  ProviderConfig provider;  // name blank: the identity does not cover it
+  bool verdict_nonce = false;
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string env_sha256;
+
+  bool Same(const ProviderConfig* p, bool nonce,
+            const std::vector<std::pair<std::string, std::string>>& f,
+            const std::string& env) const {
+    if (has_provider != (p != nullptr) || verdict_nonce != nonce || env_sha256 != env ||
+        files != f) {
+      return false;
+    }
+    if (!p) return true;
+    const ProviderConfig& a = provider;
+    return a.builtin == p->builtin && a.args == p->args && a.command == p->command &&
+           a.env == p->env && a.network == p->network && a.sandbox_off == p->sandbox_off &&
+           a.read == p->read;
+  }
+};
+
+std::mutex identities_mutex;
+std::vector<std::pair<IdentityInputs, std::string>>& Identities() {
+  static std::vector<std::pair<IdentityInputs, std::string>> identities;
+  return identities;
+}
+
+}  // namespace
+
+// Remembered by the whole of its inputs, compared as values (issue 8: the JSON and its hash
+// were ~47K instructions of a ~470K cache-hit decision, the same for every attempt of a
+// provider): nothing about a file or the environment is assumed, its callers pass them in.
+std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
+                            const std::vector<std::pair<std::string, std::string>>& files,
+                            const std::string& env_sha256) {
+  {
+    std::lock_guard<std::mutex> lock(identities_mutex);
+    for (const auto& [seen, identity] : Identities()) {
+      if (seen.Same(provider, verdict_nonce, files, env_sha256)) return identity;
+    }
+  }
+  std::string identity = ComputeCheckerIdentity(provider, verdict_nonce, files, env_sha256);
+  IdentityInputs in;
+  in.has_provider = provider != nullptr;
+  if (provider) {
+    in.provider = *provider;
+    in.provider.name.clear();
+  }
+  in.verdict_nonce = verdict_nonce;
+  in.files = files;
+  in.env_sha256 = env_sha256;
+  std::lock_guard<std::mutex> lock(identities_mutex);
+  if (Identities().size() >= 64) Identities().clear();  // bounded: reloads, rewritten checkers
+  Identities().emplace_back(std::move(in), identity);
+  return identity;
 }
 
 std::string InputsIdentity(std::vector<std::pair<std::string, std::string_view>> inputs) {
@@ -266,7 +334,25 @@ VerdictCacheKey VerdictCacheKey::Compute(std::string edge, std::string root, std
   return key;
 }
 
-std::string VerdictCacheKey::CompactJson() const { return Compact(KeyJson(*this)); }
+// Compact(KeyJson(*this)), written directly (issue 8: it is worked out on every lookup); the
+// same bytes: tests/reports/verdict_cache_test.cc compares the two.
+std::string VerdictCacheKey::CompactJson() const {
+  std::string out = "{\"edge\":";
+  AppendJsonString(out, edge);
+  out += ",\"root\":";
+  AppendJsonString(out, root);
+  out += ",\"card\":";
+  AppendJsonString(out, card);
+  out += ",\"inputs\":[";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, inputs[i]);
+  }
+  out += "],\"promptSha256\":";
+  AppendJsonString(out, prompt_sha256);
+  out += '}';
+  return out;
+}
 
 namespace {
 // First 16 hex of SHA-256(compact) + ".json", for a key whose CompactJson() is `compact`.
@@ -297,6 +383,77 @@ std::string VerdictCache::PathFor(const VerdictCacheKey& key) const {
   return JoinPath(dir_, key.FileName());
 }
 
+namespace {
+
+// What Lookup needs of a record's bytes, worked out once per distinct bytes. `valid`: parsed,
+// not too deep, IsValidRecord. `key_compact`: the stored key re-serialised in its stored order
+// (absent: no key). The two identities when present as strings. `record`: key (when the stored
+// key has the five fields), verdict, summary, reportPath, at.
+struct DecodedRecord {
+  bool valid = false;
+  std::optional<std::string> key_compact;
+  std::optional<std::string> checker_sha256;
+  std::optional<std::string> inputs_sha256;
+  VerdictCacheRecord record;
+};
+
+std::shared_ptr<const DecodedRecord> DecodeBytes(const std::string& raw) {
+  auto out = std::make_shared<DecodedRecord>();
+  // Too deep to be a record, and re-serialising it below would recurse: corrupt.
+  ordered_json j = JsonNestingDepth(raw) > kMaxJsonDepth
+                       ? ordered_json(ordered_json::value_t::discarded)
+                       : ordered_json::parse(raw, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !IsValidRecord(j)) return out;
+  out->valid = true;
+  if (auto stored_key = j.find("key"); stored_key != j.end()) {
+    out->key_compact = Compact(*stored_key);
+    try {
+      out->record.key = KeyFrom(*stored_key);
+    } catch (const nlohmann::json::exception&) {
+      // Not the five string fields: its compact form cannot equal a computed key's.
+    }
+  }
+  if (auto c = j.find("checkerSha256"); c != j.end() && c->is_string()) {
+    out->checker_sha256 = c->get<std::string>();
+  }
+  if (auto i = j.find("inputsSha256"); i != j.end() && i->is_string()) {
+    out->inputs_sha256 = i->get<std::string>();
+  }
+  VerdictCacheRecord& record = out->record;
+  record.allow = j["verdict"] == "allow";
+  record.summary = j["summary"].get<std::string>();
+  if (!record.allow) record.report_path = j["reportPath"].get<std::string>();
+  if (auto at = j.find("at"); at != j.end() && at->is_string()) record.at = at->get<std::string>();
+  return out;
+}
+
+// Decoding is a function of the bytes alone, so the decoding of bytes seen before is reused:
+// the record is still read from disk on every lookup (no stat-keyed memo: docs/decisions.md),
+// only its parse is skipped when the bytes are equal to ones already decoded (issue 8: the
+// parse was ~80K instructions of a ~470K cache-hit decision). Bounded; a long `serve` that
+// sees many records starts over.
+std::mutex decoded_mutex;
+std::unordered_map<std::string, std::shared_ptr<const DecodedRecord>>& Decoded() {
+  static std::unordered_map<std::string, std::shared_ptr<const DecodedRecord>> decoded;
+  return decoded;
+}
+
+std::shared_ptr<const DecodedRecord> Decode(const std::string& raw) {
+  {
+    std::lock_guard<std::mutex> lock(decoded_mutex);
+    if (auto found = Decoded().find(raw); found != Decoded().end()) return found->second;
+  }
+  std::shared_ptr<const DecodedRecord> decoded = DecodeBytes(raw);
+  if (raw.size() <= 64 * 1024) {  // a record of our writing is well under 1 KiB
+    std::lock_guard<std::mutex> lock(decoded_mutex);
+    if (Decoded().size() >= 256) Decoded().clear();
+    Decoded().emplace(raw, decoded);
+  }
+  return decoded;
+}
+
+}  // namespace
+
 std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& key,
                                                        std::string_view checker,
                                                        std::string_view inputs,
@@ -319,34 +476,27 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
     }
     return std::nullopt;
   }
-  // Too deep to be a record, and re-serialising it below would recurse: corrupt.
-  ordered_json j = JsonNestingDepth(*raw) > kMaxJsonDepth
-                       ? ordered_json(ordered_json::value_t::discarded)
-                       : ordered_json::parse(*raw, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !IsValidRecord(j)) {
+  std::shared_ptr<const DecodedRecord> decoded = Decode(*raw);
+  if (!decoded->valid) {
     warnings.Warn("devflow-agent-gate: the verdict cache at " + file +
                   " is corrupt; treating it as a miss");
     return std::nullopt;
   }
   // The filename-hash collision guard: the stored key, re-serialised in its stored order,
   // must equal the computed one; a reordered, extra or missing field is a silent miss.
-  auto stored_key = j.find("key");
-  if (stored_key == j.end() || Compact(*stored_key) != compact) return std::nullopt;
+  if (!decoded->key_compact || *decoded->key_compact != compact) return std::nullopt;
   // The verdict belongs to the checker that gave it: another provider definition, another
   // verdictNonce setting, or a record without the field (upstream's, or ours before it) is a
   // silent miss, and the checker runs again.
-  auto stored_checker = j.find("checkerSha256");
-  if (checker.empty() || stored_checker == j.end() || !stored_checker->is_string() ||
-      stored_checker->get_ref<const std::string&>() != checker) {
+  if (checker.empty() || !decoded->checker_sha256 || *decoded->checker_sha256 != checker) {
     return std::nullopt;
   }
   // The verdict belongs to the contents it judged: `kind:rev` names a registration, and the
   // file behind it can be edited in place (the producer can write it). A record without the
   // field (upstream's, or ours before it) is a silent miss; other contents are a miss the
   // operator is told of.
-  auto stored_inputs = j.find("inputsSha256");
-  if (stored_inputs == j.end() || !stored_inputs->is_string()) return std::nullopt;
-  if (stored_inputs->get_ref<const std::string&>() != inputs) {
+  if (!decoded->inputs_sha256) return std::nullopt;
+  if (*decoded->inputs_sha256 != inputs) {
     std::string labels;
     for (const std::string& l : key.inputs) labels += (labels.empty() ? "" : ", ") + l;
     warnings.Warn("devflow-agent-gate: the verdict cache at " + file +
@@ -356,12 +506,7 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
     return std::nullopt;
   }
 
-  VerdictCacheRecord record;
-  record.key = KeyFrom(*stored_key);
-  record.allow = j["verdict"] == "allow";
-  record.summary = j["summary"].get<std::string>();
-  if (!record.allow) record.report_path = j["reportPath"].get<std::string>();
-  if (auto at = j.find("at"); at != j.end() && at->is_string()) record.at = at->get<std::string>();
+  VerdictCacheRecord record = decoded->record;
   record.checker_sha256 = std::string(checker);
   record.inputs_sha256 = std::string(inputs);
   if (!record.allow) {

@@ -227,6 +227,31 @@ TEST_CASE("checker identity hashes the provider definition and the edge's verdic
   CHECK(CheckerIdentity(&renamed, true) == kChecker);
 }
 
+// CheckerIdentity remembers identities by the whole of its inputs (issue 8): asked again, in
+// any order, each input set gives the identity it gave the first time, and no two differ
+// only where the memo does not look.
+TEST_CASE("checker identity is remembered by every one of its inputs") {
+  const ProviderConfig base = Checker();
+  const std::vector<std::pair<std::string, std::string>> f1 = {{"/usr/bin/check", "sha256:aa"}};
+  const std::vector<std::pair<std::string, std::string>> f2 = {{"/usr/bin/check", "sha256:bb"}};
+  const std::vector<std::pair<std::string, std::string>> f3 = {{"/usr/bin/other", "sha256:aa"}};
+  std::vector<std::string> first;
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::string> got = {
+        CheckerIdentity(&base, true, f1, ""),   CheckerIdentity(&base, true, f2, ""),
+        CheckerIdentity(&base, true, f3, ""),   CheckerIdentity(&base, true, {}, ""),
+        CheckerIdentity(&base, true, f1, "e1"), CheckerIdentity(&base, true, f1, "e2"),
+        CheckerIdentity(&base, false, f1, ""),  CheckerIdentity(nullptr, true, f1, ""),
+    };
+    CHECK(std::set<std::string>(got.begin(), got.end()).size() == got.size());
+    if (round == 0) {
+      first = got;
+    } else {
+      CHECK(got == first);
+    }
+  }
+}
+
 // The fresh trial: the identity pinned the program's path, not its bytes. It now covers the
 // content of every file the command names: small ones by their bytes, big ones by inode, size
 // and change times (never read).
@@ -451,6 +476,44 @@ TEST_CASE("a cached verdict that judged other contents of its inputs is a warned
   warnings.lines.clear();
   CHECK(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
   CHECK(warnings.lines.empty());
+}
+
+// Lookup reuses the decoding of record bytes it has decoded before (issue 8), never of a
+// file it has read before: a record rewritten in place, even to the same size within the same
+// second (what a stat-keyed memo would take for unchanged), is judged by its new bytes.
+TEST_CASE("a record rewritten in place to the same size is judged by its new bytes") {
+  TempDir tmp;
+  VerdictCache cache(tmp.path(), RealFileSystem());
+  CollectedWarnings warnings;
+  Spit(tmp / kFileName, kOurAllowRecord);
+  auto first = cache.Lookup(TheKey(), kChecker, kInputs, warnings);
+  REQUIRE(first.has_value());
+  CHECK(first->allow);
+  std::string other = kOurAllowRecord;  // another checker's verdict, the same size
+  const size_t at = other.find(kChecker);
+  other[at] = other[at] == '0' ? '1' : '0';
+  REQUIRE(other.size() == std::string(kOurAllowRecord).size());
+  Spit(tmp / kFileName, other);
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
+  std::string summary = kOurAllowRecord;  // another summary, the same size
+  summary.replace(summary.find("\"summary\": \"") + 12, 1, "X");
+  REQUIRE(summary.size() == std::string(kOurAllowRecord).size());
+  Spit(tmp / kFileName, summary);
+  auto changed = cache.Lookup(TheKey(), kChecker, kInputs, warnings);
+  REQUIRE(changed.has_value());
+  CHECK(changed->summary != first->summary);
+  CHECK(changed->summary.substr(1) == first->summary.substr(1));
+  std::string corrupt = kOurAllowRecord;
+  corrupt[0] = '[';
+  Spit(tmp / kFileName, corrupt);
+  CHECK_FALSE(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
+  CHECK(warnings.lines ==
+        std::vector<std::string>{"devflow-agent-gate: the verdict cache at " + tmp / kFileName +
+                                 " is corrupt; treating it as a miss"});
+  Spit(tmp / kFileName, kOurAllowRecord);  // back: the first decoding, reused
+  auto again = cache.Lookup(TheKey(), kChecker, kInputs, warnings);
+  REQUIRE(again.has_value());
+  CHECK(again->summary == first->summary);
 }
 
 TEST_CASE("a cached verdict without a string inputs identity is a silent miss") {
