@@ -166,6 +166,30 @@ TEST_CASE("serve: every field of a /v1/admit body is checked, a bad one is refus
     CHECK(a.status == 400);
     CHECK(a.json().value("field", "") == "X-Devflow-Deadline-Ms");
   }
+  // A key an object repeats (nlohmann would keep the last silently), at the top or nested, is
+  // refused naming it, even when both say the same; the same key in two objects is no repeat.
+  const std::string attempt = Attempt(ws).dump();
+  const std::vector<std::pair<std::string, std::string>> repeated = {
+      {"{\"id\":\"0001-x\"," + attempt.substr(1), "id"},
+      {"{\"dryRun\":true," + attempt.substr(1), "dryRun"},
+      {attempt.substr(0, attempt.size() - 1) + ",\"at\":\"2026-12-02T04:05:06.789Z\"}", "at"},
+  };
+  for (const auto& [body, key] : repeated) {
+    HttpAnswer a = server.Post("/v1/admit", body);
+    INFO(body << " -> " << a.body);
+    CHECK(a.status == 400);
+    CHECK(a.json().value("field", "") == key);
+    CHECK(a.json().value("error", "") == "field \"" + key + "\" appears twice");
+  }
+  json nested = Attempt(ws);
+  nested["by"] = {{"kind", "human"}, {"name", "kind"}};  // "kind" as a value and a key: fine
+  CHECK(server.Post("/v1/admit", nested.dump()).status == 200);
+  std::string twice = nested.dump();
+  twice.replace(twice.find("\"kind\":\"human\""), 14, "\"kind\":\"human\",\"kind\":\"agent\"");
+  HttpAnswer a = server.Post("/v1/admit", twice);
+  INFO(twice << " -> " << a.body);
+  CHECK(a.status == 400);
+  CHECK(a.json().value("field", "") == "kind");
 }
 
 TEST_CASE("serve: every field of a /v1/moves body is checked, a bad one is refused naming it") {
