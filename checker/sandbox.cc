@@ -798,10 +798,15 @@ void ForgetBwrapProbe(const ProbeOptions& options) {
 }
 
 const SandboxSupport& ProbeSandbox(const std::string& bwrap_program, const ProbeOptions& options) {
+  return ProbeSandbox(bwrap_program, options, SearchPath());
+}
+
+const SandboxSupport& ProbeSandbox(const std::string& bwrap_program, const ProbeOptions& options,
+                                   const std::string& search_path) {
   static std::map<std::string, SandboxSupport> probed;  // never shrinks: references stay valid
   std::lock_guard<std::mutex> lock(probe_mutex);
   // What is searched, not $PATH as written: a tree distrusted since changes what is found.
-  const std::string key = bwrap_program + '\0' + SearchPath() + '\0' +
+  const std::string key = bwrap_program + '\0' + search_path + '\0' +
                           (LandlockHidden() ? "no-landlock" : "") + '\0' +
                           std::to_string(probe_generation);
   auto found = probed.find(key);

@@ -62,6 +62,10 @@ struct ProbeOptions {
 /// level into a fault, never weaken one.
 const SandboxSupport& ProbeSandbox(const std::string& bwrap_program,
                                    const ProbeOptions& options = {});
+/// The same, keyed on `search_path`, SearchPath() as the caller has just worked it out (a
+/// dispatch needs it for the checker's PATH too; issue 8).
+const SandboxSupport& ProbeSandbox(const std::string& bwrap_program, const ProbeOptions& options,
+                                   const std::string& search_path);
 
 /// Forgets that bubblewrap was usable, after a check found it unable to start a checker
 /// (bubblewrap's own error, e.g. `bwrap: No permissions to create new namespace`, on a host whose

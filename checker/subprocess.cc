@@ -797,7 +797,11 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
   }
   const std::string& program = argv[0];
 
-  const SandboxSupport& support = ProbeSandbox(options_.bwrap, {options_.remember_probe});
+  // $PATH's searched entries, worked out once for the probe's key and the checker's PATH
+  // (SearchPath resolves every entry link by link: 80+ system calls; issue 8).
+  const std::string search_path = SearchPath();  // absolute entries only (checker/sandbox.h)
+  const SandboxSupport& support =
+      ProbeSandbox(options_.bwrap, {options_.remember_probe}, search_path);
   const SandboxKind kind = ChooseSandbox(support, provider.sandbox_off);
   const std::string level = SandboxLevelName(kind, support.landlock_abi);
   if (std::find(dispatched_levels.begin(), dispatched_levels.end(), level) ==
@@ -816,7 +820,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
   }
 
   try {
-    const std::string path = SearchPath();  // absolute entries only (checker/sandbox.h)
+    const std::string& path = search_path;
 
     if (!request.workspace.empty()) {
       struct stat st {};
