@@ -1,5 +1,6 @@
 #include "host/journal.h"
 #include "host/json_depth.h"
+#include "host/json_string.h"
 #include "host/utf8.h"
 
 #include <algorithm>
@@ -1063,12 +1064,45 @@ Status ApplyEntry(CardState& state, const JournalEntry& entry) {
   return Status::Ok();
 }
 
+namespace {
+// EncodeActor(actor)'s compact dump, written as text (issue 8: an answer's checks went through
+// an ordered_json per decision); tests/store/journal_text_test.cc holds the two equal.
+void AppendActorJson(std::string& out, const Actor& actor) {
+  out += "{\"kind\":";
+  AppendJsonString(out, actor.kind);
+  if (actor.name) {
+    out += ",\"name\":";
+    AppendJsonString(out, *actor.name);
+  }
+  if (actor.session) {
+    out += ",\"session\":";
+    AppendJsonString(out, *actor.session);
+  }
+  out += '}';
+}
+}  // namespace
+
 std::string EncodeActorJson(const Actor& actor) {
-  return EncodeActor(actor).dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+  std::string out;
+  AppendActorJson(out, actor);
+  return out;
 }
 
 std::string EncodeChecksJson(const std::vector<GateCheck>& checks) {
-  return EncodeChecks(checks).dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+  std::string out = "[";
+  for (const GateCheck& c : checks) {
+    if (out.size() > 1) out += ',';
+    out += "{\"by\":";
+    AppendActorJson(out, c.by);
+    out += ",\"verdict\":\"allowed\"";
+    if (c.summary) {
+      out += ",\"summary\":";
+      AppendJsonString(out, *c.summary);
+    }
+    out += '}';
+  }
+  out += ']';
+  return out;
 }
 
 }  // namespace devflow
