@@ -1111,6 +1111,17 @@ Result<GateConfig> LoadConfigFile(const std::string& path) {
 
 std::vector<std::string> ConfigWarnings(const GateConfig& config) {
   std::vector<std::string> out;
+  // trial12 k19: the kinds the artifact gate defines, when one is configured (without one,
+  // any kind name may be registered, so there is nothing to hold an input to).
+  bool artifact_gate = false;
+  std::vector<std::string> kinds;
+  for (const PluginConfig& plugin : config.plugins) {
+    if (!plugin.artifact) continue;
+    artifact_gate = true;
+    for (const ArtifactKindConfig& k : plugin.artifact->kinds) {
+      if (std::find(kinds.begin(), kinds.end(), k.kind) == kinds.end()) kinds.push_back(k.kind);
+    }
+  }
   for (size_t i = 0; i < config.plugins.size(); ++i) {
     const PluginConfig& plugin = config.plugins[i];
     if (!plugin.agent) continue;
@@ -1131,6 +1142,25 @@ std::vector<std::string> ConfigWarnings(const GateConfig& config) {
         }
       }
       if (!can_fire) out.push_back(where + " is never a legal move, so this check never runs");
+      for (size_t k = 0; artifact_gate && k < edge.inputs.size(); ++k) {
+        const std::string& kind = edge.inputs[k];
+        if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) continue;
+        std::string best;
+        size_t best_d = 3;
+        for (const std::string& known : kinds) {
+          if (size_t d = EditDistance(kind, known); d < best_d) best_d = d, best = known;
+        }
+        out.push_back(
+            where + ".inputs[" + std::to_string(k) + "] " + Quote(kind) +
+            " is not a kind the artifact gate defines (" +
+            (kinds.empty() ? std::string("it defines none") : JoinWords(kinds)) +
+            "): nothing requires an artifact of this kind, and a check sends only the "
+            "kinds registered on the card, so a misspelt kind is skipped and the "
+            "checker judges without it; " +
+            (best.empty() ? std::string("fix the kind") : "did you mean " + Quote(best) + "?") +
+            " (or define the kind under the artifact gate's kinds: and require it on "
+            "this edge)");
+      }
       // trial11 F3: with the nonce off, a checker that repeats a verdict block from the judged
       // artifacts (an injected allow, quoted or obeyed) as its last block decides the move. A
       // builtin checker never repeats its inputs; a command may be a model.

@@ -315,5 +315,36 @@ plugins:
           .empty());
 }
 
+// trial12 k19: `inputs: [prd, desing]` loaded and `config check` said ok; the move then ran the
+// checker without the design (a kind with no registration is skipped).
+TEST_CASE("config check warns about an agent input kind the artifact gate does not define") {
+  const std::string agent = R"(  - id: devflow-agent-gate
+    config:
+      edges:
+        designing->ready: {provider: g, prompt: p, inputs: [prd, desing, notes]}
+)";
+  const std::string artifact = R"(  - id: devflow-artifact-gate
+    config:
+      kinds:
+        prd: { sections: [Goals] }
+        design: { sections: [Overview] }
+      edges: { 'designing->ready': [prd, design] }
+)";
+  const std::string head = "providers:\n  g: {builtin: grounding}\nplugins:\n";
+  const std::string where = "plugins[1](devflow-agent-gate): edges[\"designing->ready\"].inputs[";
+  const std::string why =
+      " is not a kind the artifact gate defines (prd, design): nothing requires an artifact of "
+      "this kind, and a check sends only the kinds registered on the card, so a misspelt kind is "
+      "skipped and the checker judges without it; ";
+  const std::string or_define =
+      " (or define the kind under the artifact gate's kinds: and require it on this edge)";
+  CHECK(ConfigWarnings(Loaded(head + artifact + agent)) ==
+        std::vector<std::string>{
+            where + "1] \"desing\"" + why + "did you mean \"design\"?" + or_define,
+            where + "2] \"notes\"" + why + "fix the kind" + or_define});
+  // Without an artifact gate there is no list of kinds to hold the inputs to: silent.
+  CHECK(ConfigWarnings(Loaded(head + agent)).empty());
+}
+
 }  // namespace
 }  // namespace devflow
