@@ -738,6 +738,17 @@ ReadableSet CheckerReadable(const CheckerPaths& paths, bool links) {
   return set;
 }
 
+bool ReadableIn(const ReadableSet& set, const std::string& path) {
+  const std::string real = Canonical(path);
+  if (real.empty()) return false;
+  auto within = [&real](const std::string& tree) { return WithinTree(real, tree); };
+  if (std::any_of(set.denied.begin(), set.denied.end(), within)) return false;
+  return (!set.scratch.empty() && within(set.scratch)) ||
+         std::any_of(set.trees.begin(), set.trees.end(), within);
+}
+
+std::vector<std::string> MaskedSecrets() { return DeniedSecrets(); }
+
 void DistrustTree(const std::string& dir) {
   if (dir.empty()) return;
   const std::string tree = CanonicalOr(dir);

@@ -168,6 +168,15 @@ struct ReadableSet {
 /// ReadableSet::links empty (the Landlock level needs none; it saves a walk per path).
 ReadableSet CheckerReadable(const CheckerPaths& paths, bool links = true);
 
+/// Whether a checker confined to `set` can read `path`: what it resolves to is the scratch dir
+/// or lies beneath it or one of `set.trees`, and beneath none of `set.denied`. False for a path
+/// that does not resolve. `config check` holds a provider's files to it (host/cli/config_check.h).
+bool ReadableIn(const ReadableSet& set, const std::string& path);
+
+/// The secrets every readable set masks (ReadableSet::denied's candidates), canonical, those
+/// that exist: a `read:` path among or beneath them stays unreadable.
+std::vector<std::string> MaskedSecrets();
+
 /// The mounts of a bubblewrap-confined checker.
 struct BwrapSpec {
   std::string bwrap;     // bubblewrap program (absolute)

@@ -7,7 +7,9 @@
 #include <cstring>
 
 #include "checker/grounding.h"
+#include "checker/sandbox.h"
 #include "reports/gate_layout.h"
+#include "reports/verdict_cache.h"
 
 namespace devflow {
 namespace {
@@ -98,6 +100,27 @@ ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& ro
                          "; every check by this provider would fail closed; install it or fix "
                          "providers." +
                          p.name + ".command");
+  }
+  // trial12 M1/k30: a script outside the checker's readable set runs nowhere confined (the
+  // interpreter: "can't open file ... No such file or directory", every check fails closed).
+  // The set is the one the gate computes for a check (checker/sandbox.h CheckerReadable), at
+  // the Landlock level's extent (no scratch dir, no reaper), which bubblewrap's contains.
+  for (const ProviderConfig& p : config.providers) {
+    if (p.builtin || p.command.empty() || p.sandbox_off) continue;
+    const std::vector<CommandFile> files = CommandFiles(&p, workspace);
+    if (files.empty() || files.front().index != 0 || files.front().path.front() != '/') continue;
+    const ReadableSet set =
+        CheckerReadable({workspace, "", {files.front().path}, search_path, p.read}, false);
+    for (const CommandFile& file : files) {
+      if (file.index == 0 || ReadableIn(set, file.path)) continue;
+      out.warnings.push_back(
+          "providers." + p.name + ": command[" + std::to_string(file.index) + "] " + file.path +
+          " (a file the command names: for an interpreter, the script that runs) lies outside "
+          "what the checker may read (docs/security.md), so a confined checker cannot open it "
+          "and every check by this provider fails closed; add it (or its directory) to "
+          "providers." +
+          p.name + ".read");
+    }
   }
   for (size_t i = 0; i < config.plugins.size(); ++i) {
     const PluginConfig& plugin = config.plugins[i];

@@ -51,6 +51,27 @@ TEST_CASE("config check warns about a cache or report dir the judged agent can w
   CHECK(ok.out.find("the judged agent can write there") == std::string::npos);
 }
 
+// trial12 M1: `command: [/usr/bin/python3, /work/trial/fake.py]` with the script outside the
+// readable set: config check said ok, every move failed closed with "can't open file".
+TEST_CASE("config check warns about a script the command names outside what the checker reads") {
+  test::TempDir outside;
+  test::Spit(outside / "check.sh", "#!/bin/sh\necho ok\n");
+  Workspace ws("providers:\n  unread: {command: [/bin/sh, " + outside / "check.sh" +
+               "]}\n  listed: {command: [/bin/sh, " + outside / "check.sh" + "], read: [" +
+               outside.path() + "]}\n  inws: {command: [/bin/sh, /bin/true]}\nplugins: []\n");
+  auto r = ws.Gate({"config", "check"}, kPath);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("warning: providers.unread: command[1] " + outside / "check.sh" +
+                   " (a file the command names: for an interpreter, the script that runs) lies "
+                   "outside what the checker may read (docs/security.md), so a confined checker "
+                   "cannot open it and every check by this provider fails closed; add it (or its "
+                   "directory) to providers.unread.read\n") != std::string::npos);
+  // Named in read:, or in a system tree: no such warning.
+  CHECK(r.out.find("providers.listed: command[1]") == std::string::npos);
+  CHECK(r.out.find("providers.inws: command[1]") == std::string::npos);
+}
+
 TEST_CASE("config check says tabs are not allowed in YAML indentation, at the tab") {
   Workspace ws("plugins:\n\t- id: devflow-artifact-gate\n");
   auto r = ws.Gate({"config", "check"});
