@@ -1,9 +1,11 @@
 #include "host/cli/config_check.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "checker/grounding.h"
@@ -72,6 +74,106 @@ void CheckDir(const std::string& where, const char* key, const std::optional<std
   }
 }
 
+// The home directories a readable set must not hold (trial12: a program linked onto PATH from
+// /root made all of /root readable, ssh keys included), canonical, those that exist: the host
+// user's $HOME, /root, and the home of every passwd entry whose shell /etc/shells lists (a
+// login account; nologin, false and sync are not listed there).
+std::vector<std::string> HomeDirs() {
+  std::vector<std::string> homes;
+  auto add = [&homes](const char* dir) {
+    if (!dir || dir[0] != '/') return;
+    char* real = ::realpath(dir, nullptr);
+    if (!real) return;
+    if (std::find(homes.begin(), homes.end(), real) == homes.end()) homes.emplace_back(real);
+    std::free(real);
+  };
+  add(std::getenv("HOME"));
+  add("/root");
+  std::vector<std::string> shells;
+  ::setusershell();
+  while (const char* shell = ::getusershell()) shells.emplace_back(shell);
+  ::endusershell();
+  ::setpwent();
+  while (const passwd* pw = ::getpwent()) {
+    if (pw->pw_shell && std::find(shells.begin(), shells.end(), pw->pw_shell) != shells.end()) {
+      add(pw->pw_dir);
+    }
+  }
+  ::endpwent();
+  return homes;
+}
+
+// The trees `source` alone adds to a readable set beyond `baseline` (the system trees every
+// set holds) that hold a home directory: each (tree, the first home it holds).
+std::vector<std::pair<std::string, std::string>> HomeTrees(const CheckerPaths& source,
+                                                           const ReadableSet& baseline,
+                                                           const std::vector<std::string>& homes) {
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const std::string& tree : CheckerReadable(source, false).trees) {
+    if (std::find(baseline.trees.begin(), baseline.trees.end(), tree) != baseline.trees.end()) {
+      continue;
+    }
+    for (const std::string& home : homes) {
+      if (home == tree || tree == "/" || home.rfind(tree + "/", 0) == 0) {
+        found.emplace_back(tree, home);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+std::string HoldsHome(const std::string& tree, const std::string& home) {
+  return "puts " + tree + " in the checker's readable set, " +
+         (tree == home ? "a home directory" : "which holds the home directory " + home) +
+         ": a confined checker can read every file there (0600 files, ssh keys and tokens "
+         "included; docs/security.md)";
+}
+
+// trial12 "LEAK by the documented rule": a home directory (or /) made readable through the
+// program's symlink chain, a PATH entry or read:, at both levels, while config check said ok.
+void CheckHomes(const GateConfig& config, const std::string& search_path, ConfigUseFindings& out) {
+  const bool confined = std::any_of(config.providers.begin(), config.providers.end(),
+                                    [](const ProviderConfig& p) { return !p.sandbox_off; });
+  if (!confined) return;
+  const std::vector<std::string> homes = HomeDirs();
+  if (homes.empty()) return;
+  const ReadableSet baseline = CheckerReadable({}, false);
+  for (std::string_view dirs = search_path; !dirs.empty();) {
+    const size_t end = std::min(dirs.find(':'), dirs.size());
+    const std::string entry(dirs.substr(0, end));
+    dirs.remove_prefix(std::min(end + 1, dirs.size()));
+    if (entry.empty() || entry[0] != '/') continue;
+    for (const auto& [tree, home] : HomeTrees({"", "", {}, entry, {}}, baseline, homes)) {
+      out.warnings.push_back("the gate's PATH entry " + Quote(entry) + " (every checker's PATH) " +
+                             HoldsHome(tree, home) +
+                             "; remove it from the gate's PATH and install the programs a "
+                             "checker runs outside any home directory");
+    }
+  }
+  for (const ProviderConfig& p : config.providers) {
+    if (p.sandbox_off || p.builtin || p.command.empty() || p.command[0].empty() ||
+        p.command[0][0] != '/') {
+      continue;
+    }
+    for (const auto& [tree, home] : HomeTrees({"", "", {p.command[0]}, "", {}}, baseline, homes)) {
+      out.warnings.push_back(
+          "providers." + p.name + ": the program " + p.command[0] +
+          " (its directory, or one along its symlink chain) " + HoldsHome(tree, home) +
+          "; install the checker outside any home directory (e.g. /usr/local/lib/" + p.name +
+          "/) and name it by absolute path");
+    }
+    for (size_t i = 0; i < p.read.size(); ++i) {
+      for (const auto& [tree, home] : HomeTrees({"", "", {}, "", {p.read[i]}}, baseline, homes)) {
+        out.warnings.push_back("providers." + p.name + ": read[" + std::to_string(i) + "] " +
+                               Quote(p.read[i]) + " " + HoldsHome(tree, home) +
+                               "; list in read: only the single files or the directories "
+                               "outside any home directory that the checker needs");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& root,
@@ -122,6 +224,7 @@ ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& ro
           p.name + ".read");
     }
   }
+  CheckHomes(config, search_path, out);
   for (size_t i = 0; i < config.plugins.size(); ++i) {
     const PluginConfig& plugin = config.plugins[i];
     const std::string where = "plugins[" + std::to_string(i) + "](" + plugin.id + ")";

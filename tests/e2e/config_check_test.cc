@@ -72,6 +72,49 @@ TEST_CASE("config check warns about a script the command names outside what the 
   CHECK(r.out.find("providers.inws: command[1]") == std::string::npos);
 }
 
+// trial12 "LEAK by the documented rule": a program linked onto PATH from $HOME, a PATH entry
+// that is $HOME, or `read: [/]` put the whole home in the readable set (0600 files and ssh keys
+// READABLE at both levels) while config check said ok. Here $HOME is a temporary home.
+TEST_CASE("config check warns about a home directory in the readable set and how it got in") {
+  test::TempDir host;
+  std::filesystem::create_directories(host / "home");
+  std::filesystem::create_directories(host / "bin");
+  test::Spit(host / "home/check.sh", "#!/bin/sh\necho ok\n");
+  std::filesystem::permissions(host / "home/check.sh", std::filesystem::perms::owner_all);
+  std::filesystem::create_symlink(host / "home/check.sh", host / "bin/check");
+  const std::string home = std::filesystem::canonical(host / "home").string();
+  const std::string top = std::filesystem::canonical(host.path()).string();
+  Workspace ws("providers:\n  linked: {command: [" + host / "bin/check" + "], read: [/usr/share, " +
+               host.path() + "]}\nplugins: []\n");
+  auto r = ws.Gate({"config", "check"},
+                   {{"PATH", "/usr/bin:/bin:" + host / "home"}, {"HOME", host / "home"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  const std::string all =
+      ": a confined checker can read every file there (0600 files, ssh keys and tokens "
+      "included; docs/security.md); ";
+  CHECK(r.out.find("warning: the gate's PATH entry \"" + host / "home" +
+                   "\" (every checker's PATH) puts " + home +
+                   " in the checker's readable set, a home directory" + all +
+                   "remove it from the gate's PATH and install the programs a checker runs "
+                   "outside any home directory\n") != std::string::npos);
+  CHECK(r.out.find("warning: providers.linked: the program " + host / "bin/check" +
+                   " (its directory, or one along its symlink chain) puts " + home +
+                   " in the checker's readable set, a home directory" + all +
+                   "install the checker outside any home directory (e.g. "
+                   "/usr/local/lib/linked/) and name it by absolute path\n") != std::string::npos);
+  CHECK(r.out.find("warning: providers.linked: read[1] \"" + host.path() + "\" puts " + top +
+                   " in the checker's readable set, which holds the home directory " + home + all +
+                   "list in read: only the single files or the directories outside any home "
+                   "directory that the checker needs\n") != std::string::npos);
+  // read[0] /usr/share lies in a system tree and holds no home: nothing about it.
+  CHECK(r.out.find("read[0]") == std::string::npos);
+  // With $HOME elsewhere, none of these (unless the host's own homes are involved: not here).
+  auto other = ws.Gate({"config", "check"}, {{"PATH", "/usr/bin:/bin"}, {"HOME", "/nonexistent"}});
+  CHECK(other.exit_code == 0);
+  CHECK(other.out.find("in the checker's readable set") == std::string::npos);
+}
+
 TEST_CASE("config check says tabs are not allowed in YAML indentation, at the tab") {
   Workspace ws("plugins:\n\t- id: devflow-artifact-gate\n");
   auto r = ws.Gate({"config", "check"});
