@@ -174,6 +174,28 @@ void CheckHomes(const GateConfig& config, const std::string& search_path, Config
   }
 }
 
+// trial12 k29: `read: [/etc/shadow]` loaded silently, yet the file stays masked (EACCES).
+void CheckMasked(const ProviderConfig& p, const std::vector<std::string>& masked,
+                 ConfigUseFindings& out) {
+  for (size_t i = 0; i < p.read.size(); ++i) {
+    char* resolved = ::realpath(p.read[i].c_str(), nullptr);
+    if (!resolved) continue;
+    const std::string real(resolved);
+    std::free(resolved);
+    for (const std::string& secret : masked) {
+      if (real != secret && real.rfind(secret + "/", 0) != 0) continue;
+      out.warnings.push_back(
+          "providers." + p.name + ": read[" + std::to_string(i) + "] " + Quote(p.read[i]) +
+          (real == p.read[i] ? "" : " (resolving to " + real + ")") +
+          (real == secret ? " is" : " lies beneath " + secret + ",") +
+          " a host secret the sandbox masks at both levels (docs/security.md), so it stays "
+          "unreadable to the checker (EACCES) whatever read: says; remove it from providers." +
+          p.name + ".read (a checker that needs it needs another design, or `sandbox: off`)");
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& root,
@@ -225,6 +247,10 @@ ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& ro
     }
   }
   CheckHomes(config, search_path, out);
+  const std::vector<std::string> masked = MaskedSecrets();
+  for (const ProviderConfig& p : config.providers) {
+    if (!p.sandbox_off) CheckMasked(p, masked, out);
+  }
   for (size_t i = 0; i < config.plugins.size(); ++i) {
     const PluginConfig& plugin = config.plugins[i];
     const std::string where = "plugins[" + std::to_string(i) + "](" + plugin.id + ")";
