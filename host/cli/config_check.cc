@@ -241,8 +241,8 @@ ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& ro
           "providers." + p.name + ": command[" + std::to_string(file.index) + "] " + file.path +
           " (a file the command names: for an interpreter, the script that runs) lies outside "
           "what the checker may read (docs/security.md), so a confined checker cannot open it "
-          "and every check by this provider fails closed; add it (or its directory) to "
-          "providers." +
+          "(an interpreter: \"No such file or directory\") and every check that needs it fails "
+          "closed; add it (or its directory) to providers." +
           p.name + ".read");
     }
   }

@@ -65,8 +65,9 @@ TEST_CASE("config check warns about a script the command names outside what the 
   CHECK(r.out.find("warning: providers.unread: command[1] " + outside / "check.sh" +
                    " (a file the command names: for an interpreter, the script that runs) lies "
                    "outside what the checker may read (docs/security.md), so a confined checker "
-                   "cannot open it and every check by this provider fails closed; add it (or its "
-                   "directory) to providers.unread.read\n") != std::string::npos);
+                   "cannot open it (an interpreter: \"No such file or directory\") and every check "
+                   "that needs it fails closed; add it (or its directory) to "
+                   "providers.unread.read\n") != std::string::npos);
   // Named in read:, or in a system tree: no such warning.
   CHECK(r.out.find("providers.listed: command[1]") == std::string::npos);
   CHECK(r.out.find("providers.inws: command[1]") == std::string::npos);
