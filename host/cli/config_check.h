@@ -21,7 +21,12 @@ struct ConfigUseFindings {
   /// providers.claude.command`.
   std::vector<std::string> errors;
   /// Worth knowing, not failing: `plugins[1](devflow-agent-gate): reportDir "/srv/r" resolves
-  /// to /srv/r, outside the workspace /w; …`.
+  /// to /srv/r, outside the workspace /w; …`. Also (trial12), for each confined provider: a
+  /// file its command names beyond the program that lies outside its readable set
+  /// (checker/sandbox.h CheckerReadable, ReadableIn); a home directory (the host's $HOME,
+  /// /root, each login account's) or a tree holding one that its program's symlink chain, a
+  /// PATH entry or a `read:` entry puts in that set; a `read:` path the sandbox masks
+  /// (MaskedSecrets).
   std::vector<std::string> warnings;
 };
 
