@@ -619,7 +619,9 @@ std::optional<std::pair<size_t, std::string>> MatchDateText(std::string_view s, 
 }
 
 // The claim side sees only dates in words or slashes (ISO dates are the `date` kind's); the
-// evidence side also counts ISO dates.
+// evidence side also counts ISO dates. The evidence side sees every date the claim side sees in
+// the same text: after an ISO date it goes on at the day, where the claim side (which does not
+// take the ISO date) may find one ("2026-02-24/09/2026" holds 24/09/2026 for a claim).
 void ScanDateTexts(std::string_view s, bool iso, const TokenSink& sink) {
   size_t i = 0;
   while (i < s.size()) {
@@ -629,8 +631,9 @@ void ScanDateTexts(std::string_view s, bool iso, const TokenSink& sink) {
       continue;
     }
     if (auto match = MatchDateText(s, i, iso)) {
-      sink(s.substr(i, match->first - i));
-      i = match->first;
+      const std::string_view date = s.substr(i, match->first - i);
+      sink(date);
+      i = iso && date.size() > 4 && date[4] == '-' ? i + date.rfind('-') + 1 : match->first;
       continue;
     }
     ++i;

@@ -243,6 +243,19 @@ TEST_CASE("dates are YYYY-MM-DD, also at the start of a timestamp") {
         Strings{"2026-09-16", "2026-01-02"});
 }
 
+TEST_CASE("a written date that starts at the day of an ISO date grounds on the same text") {
+  // Fuzz find (evidence): the evidence side took 2026-02-24 and went on past its day, so the
+  // claim's 24/09/2026 (or 24 Sept 2026) in the same text was never seen there.
+  for (GroundingMode mode : {GroundingMode::kStrict, GroundingMode::kCompat}) {
+    for (const char* text : {"2026-02-24/09/2026", "2026-02-24 Sept 2026", "x 2026-02-24 y"}) {
+      CAPTURE(text);
+      CHECK(Ground(text, {text}, {"date", "date-text"}, mode).ungrounded.empty());
+    }
+  }
+  CHECK(ExtractTokens("2026-02-24/09/2026", "date-text") == Strings{"24/09/2026"});
+  CHECK_FALSE(Ground("2026-02-24/09/2026", {"2026-02-24"}, {"date-text"}).grounded);
+}
+
 TEST_CASE("ungrounded tokens are unique and sorted within a kind, kinds in the order given") {
   const GroundingResult r = Ground("#9 #3 #9 2026-01-01 #5", {"nothing"}, {"ref", "date"});
   CHECK(KindTokens(r) ==
