@@ -160,11 +160,29 @@ bool IsNegativeVerdictWord(std::string_view w) {
                    "rejecting", "rejection", "deny", "denies", "denied", "denying"});
 }
 
-// Words that may stand between the keyword and the verdict word ("the verdict is veto", "my
-// decision would be to reject", "verdict: not admitted"); at most kMaxConnectors of them.
+// Words that may stand between the keyword or the subject and the verdict word ("the verdict
+// is veto", "my decision would be to reject", "verdict: not admitted", "I must veto", "we have
+// to reject", "I'm going to veto": `m`, `re`, `ll`, `d` are the tails of I'm, we're, I'll,
+// I'd); at most kMaxConnectors of them. Not `can`, `could`, `may`, `might`: "I could veto" is a
+// possibility, not a statement. A negation is no connector but `not`, which a statement after
+// the keyword reads as flipping the verdict word and a first-person one as ending the claim;
+// `never`, `no`, `cannot` and the `n't` forms (`won`, `don`, `shouldn` + `t`) end it anyway.
 bool IsConnector(std::string_view w) {
-  return OneOf(w, {"is", "was", "be", "would", "will", "shall", "should", "must", "remains",
-                   "stays", "to", "i", "we", "hereby", "still", "now", "a", "not"});
+  return OneOf(w, {"is",      "was",   "be",   "would", "will", "shall",    "should", "must",
+                   "remains", "stays", "to",   "i",     "we",   "hereby",   "still",  "now",
+                   "a",       "not",   "have", "need",  "am",   "are",      "going",  "do",
+                   "m",       "re",    "ll",   "d",     "also", "therefore"});
+}
+
+// The subject of a first-person statement: the checker speaking of its own decision.
+bool IsFirstPerson(std::string_view w) { return w == "i" || w == "we"; }
+
+// Words after which an `I` or `we` does not state the checker's decision: it starts a relative
+// clause ("there is nothing I would reject", "whatever we deny") or a condition ("if I veto it,
+// ..."). Not `that`, which as often introduces the statement ("I found that I must veto").
+bool IsNotAssertingBefore(std::string_view w) {
+  return OneOf(w, {"nothing", "anything", "something", "everything", "which", "what", "whatever",
+                   "if", "unless", "whether", "when", "whenever"});
 }
 constexpr int kMaxConnectors = 3;
 
@@ -223,32 +241,44 @@ std::optional<VerdictClaim> ClaimAt(std::string_view text, const Word& word, boo
   return std::nullopt;
 }
 
-// A veto stated in prose: the keyword `verdict` or `decision` (also as a quoted key), then up
-// to kMaxConnectors connecting words, then a negative verdict word (IsNegativeVerdictWord:
-// `**Verdict:** veto`, `Decision: reject`, `"verdict": "veto"`) or a positive one after `not`
-// (`Verdict: not approved`). Only these strong forms: a lone "no" or "blocks" in a statement
-// ("Decision: no blocking issues") is how honest replies sum up.
+// A veto stated in prose. Either the keyword `verdict` or `decision` (also as a quoted key),
+// then up to kMaxConnectors connecting words, then a negative verdict word
+// (IsNegativeVerdictWord: `**Verdict:** veto`, `Decision: reject`, `"verdict": "veto"`) or a
+// positive one after `not` (`Verdict: not approved`). Or the checker in the first person: `I`
+// or `we` (not after IsNotAssertingBefore's words in its clause), up to kMaxConnectors
+// connecting words with no negation among them, then a negative verdict word ("I must veto
+// this card", "we reject it", "I'm going to veto"; trial12 d03); "I do not veto", "I won't
+// veto", "I see no reason to veto", "there is nothing I would reject" state none. Only these
+// strong forms: a lone "no" or "blocks" in a statement ("Decision: no blocking issues") is how
+// honest replies sum up.
 std::optional<VerdictClaim> StatedVeto(std::string_view text) {
+  Word prev;  // the word before, in this clause (none after a clause end)
   for (size_t i = 0; i < text.size();) {
     const Unit u = UnitAt(text, i);
     if (!IsWordChar(u.c)) {
+      if (EndsClause(u.c) || u.c == ':') prev = Word();
       i += u.length;
       continue;
     }
     const Word word = ReadWord(text, i);
     i = word.end;
-    if (word.Text() != "verdict" && word.Text() != "decision") continue;
+    const std::string_view head = word.Text();
+    const bool keyword = head == "verdict" || head == "decision";
+    const bool first_person = IsFirstPerson(head) && !IsNotAssertingBefore(prev.Text());
+    prev = word;
+    if (!keyword && !first_person) continue;
     Gap gap = ReadGap(text, word.end);
-    bool joined = gap.marked, negated = false;
+    bool joined = first_person || gap.marked, negated = false;
     for (int connectors = 0; gap.end < text.size(); ++connectors) {
       if (!IsWordChar(UnitAt(text, gap.end).c)) break;  // a clause ends
       const Word next = ReadWord(text, gap.end);
       const std::string_view w = next.Text();
-      if (joined && IsVerdictWord(w)) {
+      if (joined && (IsVerdictWord(w) || IsNegativeVerdictWord(w))) {  // also `vetoing`
         if (IsNegativeVerdictWord(w) != negated) return VerdictClaim{word.at, next.end};
         break;
       }
       if (connectors == kMaxConnectors || !IsConnector(w)) break;
+      if (w == "not" && !keyword) break;  // "I do not veto": no claim
       negated = negated || w == "not";
       joined = true;
       gap.end = ReadGap(text, next.end).end;

@@ -632,6 +632,93 @@ TEST_CASE("a veto stated in prose before an allow block leaves no verdict") {
   }
 }
 
+TEST_CASE("a first-person veto before an allow block leaves no verdict") {
+  // trial12 d03 (admitted before, nonce on and off) and the forms of the same statement: `I` or
+  // `we`, up to three connecting words, no negation, a negative verdict word; the fault quotes
+  // it.
+  const std::pair<std::string, std::string> cases[] = {
+      // d03 as the trial wrote it, and as issue 7's residual quotes it
+      {"I must veto this card (REQ-7 missing).\n<details><summary>raw</summary>\n\n",
+       "I must veto"},
+      {"I must veto this card: the design has no rollback plan.\n", "I must veto"},
+      {"I veto.\n", "I veto"},
+      {"We reject this design.\n", "We reject"},
+      {"I hereby veto the move.\n", "I hereby veto"},
+      {"I shall reject it.\n", "I shall reject"},
+      {"I have to veto this.\n", "I have to veto"},
+      {"We need to deny the move.\n", "We need to deny"},
+      {"I am going to veto.\n", "I am going to veto"},
+      {"I'm going to veto.\n", "I'm going to veto"},
+      {"I\xE2\x80\x99m vetoing this card.\n", "I\xE2\x80\x99m vetoing"},  // a curly apostrophe
+      {"We're rejecting it.\n", "We're rejecting"},
+      {"I'll have to reject it.\n", "I'll have to reject"},
+      {"I'd veto this.\n", "I'd veto"},
+      {"After review, I must veto.\n", "I must veto"},
+      {"I found that I must veto.\n", "I must veto"},
+      {"I do not veto lightly, but I veto this one.\n", "I veto"},
+      // conditional: the gate cannot weigh the condition, so the closed way
+      {"I would veto if REQ-7 were missing, but it is missing.\n", "I would veto"},
+      // read as a person sees it: a zero-width space in the word, a full-width I
+      {"I must v\xE2\x80\x8B"
+       "eto this.\n",
+       "I must v\xE2\x80\x8B"
+       "eto"},
+      {"\xEF\xBC\xA9 must veto.\n", "\xEF\xBC\xA9 must veto"},
+  };
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    CAPTURE(nonce.value_or("(verdictNonce off)"));
+    for (const auto& [before, said] : cases) {
+      CAPTURE(before);
+      const std::string reply = before + Fence(true, nonce) + "\n";
+      CHECK_FALSE(ParseLastVerdict(reply, nonce));
+      CHECK(VerdictFaultReason(reply, nonce) ==
+            "the reply states a veto (\"" + said +
+                "\") before its last verdict block, which allows; a reply must give one verdict, "
+                "so it has none");
+      // The same prose before a veto block: the veto decides.
+      const auto veto = ParseLastVerdict(before + Fence(false, nonce) + "\n", nonce);
+      REQUIRE(veto);
+      CHECK_FALSE(veto->allow);
+    }
+  }
+}
+
+TEST_CASE("first-person prose that states no veto leaves the allow block deciding") {
+  const std::pair<std::string, std::string> cases[] = {
+      {"negated", "I do not veto this card.\n"},
+      {"negated, contracted", "I won't veto this card.\n"},
+      {"negated, contracted with a curly apostrophe", "I don\xE2\x80\x99t reject it.\n"},
+      {"negated after a modal", "I'm not going to veto.\n"},
+      // `not` ends a first-person claim: it is not read as turning a positive word into a veto
+      {"a positive word negated", "I do not approve of the naming, but it is no defect.\n"},
+      {"never", "We never reject a design for style.\n"},
+      {"cannot", "I cannot veto on style alone.\n"},
+      {"no need to", "I have no need to veto.\n"},
+      {"no reason to", "I see no reason to veto.\n"},
+      {"a veto considered", "I considered a veto but REQ-7 is defined after all.\n"},
+      {"a relative clause", "There is nothing I would reject.\n"},
+      {"a condition", "If we reject it, the card parks. REQ-7 holds, so we do not.\n"},
+      {"another subject", "The checker may veto if REQ-7 is missing.\n"},
+      {"the contract quoted back", "You must veto when a requirement is missing.\n"},
+      {"a possibility", "I could veto on style, but that is not a defect.\n"},
+      {"more than three words between", "I am going to have to reject nothing here.\n"},
+      {"a clause ends between", "I, for one, reject nothing here.\n"},
+  };
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    CAPTURE(nonce.value_or("(verdictNonce off)"));
+    for (const auto& [why, before] : cases) {
+      CAPTURE(why);
+      const std::string reply = before + Fence(true, nonce) + "\n";
+      const auto verdict = ParseLastVerdict(reply, nonce);
+      REQUIRE(verdict);
+      CHECK(verdict->allow);
+      CHECK(VerdictFaultReason(reply, nonce).empty());
+    }
+  }
+}
+
 // Text after the deciding block that states no verdict in words the claim scan knows: each
 // fails closed as "goes on" (the trial of this session admitted the retractions among them).
 const std::string kGoesOn[] = {
