@@ -369,8 +369,26 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
                                    IdentityOf(d), decision_id);
     if (!logged.ok()) {
       if (ledger_failed) *ledger_failed = true;
-      warnings.Warn("devflow-gate: could not record the decision in " + DecisionLedgerPath(d.root) +
-                    ": " + logged.message());
+      const std::string what = "card " + attempt.id + " " + attempt.edge().Name();
+      if (out.decision.allowed && !d.config.ledger_best_effort) {
+        // The caller commits on an allow: an allow without its row would be a commit the
+        // ledger never heard of (issue 7 item 10, as RunMove's intent row). Refused; no park:
+        // the card is not at fault, and its journal lies on the same full disk.
+        out.code = "ledger-unwritable";
+        out.decision = Decision::Veto(
+            what +
+            " was not admitted: its decision-ledger row could not be written, and no "
+            "transition is admitted without one: " +
+            logged.message() + " (or set ledger: best-effort in " + d.config.file +
+            " to admit without the row)");
+      } else if (out.decision.allowed) {
+        warnings.Warn(
+            "devflow-gate: admitting " + what +
+            " without its decision-ledger row (ledger: best-effort): " + logged.message());
+      } else {
+        warnings.Warn("devflow-gate: could not record the decision in " +
+                      DecisionLedgerPath(d.root) + ": " + logged.message());
+      }
     }
   }
   return out;

@@ -122,7 +122,10 @@ struct AdmitOutcome {
 /// attempt's root; an attempt whose `from` or `expectedRevision` no longer matches the card,
 /// or whose edge is not legal, is vetoed with the store's message (no park). Reports and cache
 /// records are written as for a move, and a decision-ledger row is appended (nothing under
-/// dry run; a row that cannot be written is warned about and sets `*ledger_failed`). Never
+/// dry run). A row that cannot be written sets `*ledger_failed`; it turns an allow into a veto
+/// with code "ledger-unwritable" and no park (issue 7 item 10: the caller commits on an
+/// allow, and no commit happens without its row), unless `ledger: best-effort` (then warned,
+/// as is a veto whose row is lost). Never
 /// commits a journal line. The row carries `decision_id` (a new NewDecisionId when empty).
 AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warnings,
                       bool* ledger_failed = nullptr, const std::string& decision_id = "");

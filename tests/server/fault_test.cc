@@ -151,5 +151,47 @@ TEST_CASE(
   CHECK(server.serve->Stop(SIGTERM) == 0);
 }
 
+// Trial13 R8: /v1/admit on a full disk answered allowed without a ledger row, and the caller's
+// store committed on it. As for a move (issue 7 item 10): an allow whose row cannot be written
+// is refused with ledger-unwritable (no park), unless `ledger: best-effort`. The ledger
+// directory replaced by a file is the unwritable ledger (ENOTDIR), as in faults/records_test.
+TEST_CASE(
+    "serve: an admission whose decision-ledger row cannot be written is refused unless ledger: "
+    "best-effort") {
+  for (const bool best_effort : {false, true}) {
+    CAPTURE(best_effort);
+    Workspace ws(Config(Fixture("checkers/allow.sh")) +
+                 (best_effort ? "ledger: best-effort\n" : ""));
+    ws.CardInDesigning();
+    std::filesystem::remove_all(ws.root() + "/ledger");
+    test::Spit(ws.root() + "/ledger", "not a directory\n");
+    SocketServer server(ws, {});
+    HttpAnswer a = server.Post("/v1/admit", AttemptBody(ws));
+    INFO(a.body << "\nserver log:\n" << server.serve->Log());
+    REQUIRE(a.status == 200);
+    const json j = a.json();
+    CHECK(j["allowed"] == best_effort);
+    CHECK_FALSE(j.contains("park"));
+    if (!best_effort) {
+      const std::string reason = j["reason"].get<std::string>();
+      CHECK(reason.rfind("card " + ws.card() +
+                             " designing->ready was not admitted: its decision-ledger row could "
+                             "not be written, and no transition is admitted without one: mkdir " +
+                             ws.root() + "/ledger: Not a directory (ENOTDIR)",
+                         0) == 0);
+      CHECK(reason.find("(or set ledger: best-effort in " + ws.path() +
+                        "/devflow-gate.yaml to admit without the row)") != std::string::npos);
+    } else {
+      CHECK(server.serve->Log().find("admitting card " + ws.card() +
+                                     " designing->ready without its decision-ledger row "
+                                     "(ledger: best-effort)") != std::string::npos);
+    }
+    CHECK(server.Get("/metrics").body.find("devflow_gate_ledger_rows_not_written_total 1\n") !=
+          std::string::npos);
+    CHECK(test::Slurp(ws.root() + "/ledger") == std::optional<std::string>("not a directory\n"));
+    CHECK(server.serve->Stop(SIGTERM) == 0);
+  }
+}
+
 }  // namespace
 }  // namespace devflow::server_test
