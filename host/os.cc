@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -553,7 +554,7 @@ class PosixFs : public FileSystem {
     return FileBytes(std::move(*bytes));
   }
 
-  Status WriteFileAtomic(const std::string& path, std::string_view data) override {
+  Status WriteFileAtomic(const std::string& path, std::string_view data, Replace replace) override {
     static std::atomic<unsigned> seq{0};
     std::string dir = ParentPath(path);
     std::string name = path.substr(path.find_last_of('/') + 1);
@@ -586,7 +587,17 @@ class PosixFs : public FileSystem {
     if (::fsync(fd.get()) != 0) return fail(OsError(errno, "fsync", tmp));
     if (::close(fd.release()) != 0) return fail(OsError(errno, "close", tmp));
     // rename(2) replaces a symlink at the final name; it never writes through one.
-    if (::renameat(place.at(), tmp_at.c_str(), place.at(), place.name.c_str()) != 0) {
+    if (replace == Replace::kNever) {
+      // RENAME_NOREPLACE where the file system has it, else link(2), which never replaces
+      // either; the temp's name goes in both cases.
+      int rc =
+          ::renameat2(place.at(), tmp_at.c_str(), place.at(), place.name.c_str(), RENAME_NOREPLACE);
+      if (rc != 0 && errno == EINVAL) {
+        rc = ::linkat(place.at(), tmp_at.c_str(), place.at(), place.name.c_str(), 0);
+        if (rc == 0) ::unlinkat(place.at(), tmp_at.c_str(), 0);
+      }
+      if (rc != 0) return fail(OsError(errno, "rename", path));
+    } else if (::renameat(place.at(), tmp_at.c_str(), place.at(), place.name.c_str()) != 0) {
       return fail(OsError(errno, "rename", path));
     }
     return place.SyncParent(path);
@@ -709,7 +720,8 @@ class PosixFs : public FileSystem {
     if (!current.ok()) return current.status();
     std::optional<std::string> next = rewrite(*current);
     if (!next) return Status::Ok();
-    return WriteFileAtomic(path, *next);  // the lock is released when `fd` closes, after this
+    return WriteFileAtomic(
+        path, *next, Replace::kExisting);  // the lock is released when `fd` closes, after this
   }
 
   Status CreateExclusive(const std::string& path, std::string_view data) override {

@@ -52,6 +52,9 @@ class FileBytes {
   std::string owned_;
 };
 
+/// Whether FileSystem::WriteFileAtomic may replace a file already at the path.
+enum class Replace { kExisting, kNever };
+
 /// File-system operations. All paths are absolute or relative to the process cwd; all fds are
 /// opened O_CLOEXEC. Errors come back as Status with code = errno name ("ENOENT", "EACCES", …)
 /// and message `<operation> <path>: <strerror> (<ERRNO>)`, e.g.
@@ -80,7 +83,10 @@ class FileSystem {
   /// The one durable atomic replace (cpp-notes §4.1): write `.<name>.<pid>.<seq>.tmp` in the
   /// same directory (O_EXCL), loop write, fsync, close (checked), rename over `path`, fsync the
   /// directory. On any failure the temp file is unlinked and `path` is untouched.
-  virtual Status WriteFileAtomic(const std::string& path, std::string_view data) = 0;
+  /// `replace` kNever renames with RENAME_NOREPLACE: an existing `path` is left as it was and
+  /// the result is code "EEXIST" (a record that must not overwrite another of the same name).
+  virtual Status WriteFileAtomic(const std::string& path, std::string_view data,
+                                 Replace replace = Replace::kExisting) = 0;
 
   /// The one durable append of whole lines (journal, decision ledger, grounding ledger).
   /// `data` is one or more `\n`-terminated lines. Opens `path` O_RDWR|O_APPEND (creating it

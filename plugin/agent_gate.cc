@@ -19,6 +19,9 @@
 namespace devflow {
 namespace {
 
+// Fault reports of one name kept side by side before the next is refused (FaultReportPath).
+constexpr int kFaultReportCopies = 100;
+
 const Actor kParkActor{"command", std::string("devflow-agent-gate"), std::nullopt};
 const char kPrefix[] = "devflow-agent-gate: ";
 
@@ -119,13 +122,22 @@ Decision FailClosedWithReport(FileSystem& fs, const std::string& report_dir,
                               FaultReportFacts facts, AttemptContext& context) {
   std::string where;
   if (!context.dry_run) {
-    const std::string path =
-        FaultReportPath(report_dir, facts.card_id, std::string(LocationName(edge.from)),
-                        std::string(LocationName(edge.to)), facts.revision, facts.at);
+    auto path_of = [&](int copy) {
+      return FaultReportPath(report_dir, facts.card_id, std::string(LocationName(edge.from)),
+                             std::string(LocationName(edge.to)), facts.revision, facts.at, copy);
+    };
+    std::string path = path_of(1);
     AttemptContext::Report report{path, RenderFaultReport(facts), false, true};
     Status made = CheckReportDir(fs, workspace, ParentPath(path));
     if (made.ok()) made = fs.CreateDirs(ParentPath(path));
-    if (made.ok()) made = fs.WriteFileAtomic(path, report.text);
+    // Never over another attempt's report of the same name (the next free copy number).
+    for (int copy = 1; made.ok(); ++copy) {
+      path = path_of(copy);
+      made = fs.WriteFileAtomic(path, report.text, Replace::kNever);
+      if (made.ok() || made.code() != "EEXIST" || copy == kFaultReportCopies) break;
+      made = Status::Ok();
+    }
+    report.path = path;
     if (made.ok()) {
       where = "; fault report: " + path;
       report.written = true;

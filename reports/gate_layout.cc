@@ -20,13 +20,14 @@ std::string FaultReportDir(const std::string& report_dir) { return JoinPath(repo
 
 std::string FaultReportPath(const std::string& report_dir, const std::string& card_id,
                             const std::string& from, const std::string& to, int64_t revision,
-                            const std::string& at) {
+                            const std::string& at, int copy) {
   std::string basic;
   for (char c : at) {  // "2026-09-16T08:00:00.000Z" → "20260916T080000.000Z"
     if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || c == '.') basic += c;
   }
-  return JoinPath(FaultReportDir(report_dir), card_id + "-" + from + "-" + to + "-r" +
-                                                  std::to_string(revision) + "-" + basic + ".md");
+  return JoinPath(FaultReportDir(report_dir),
+                  card_id + "-" + from + "-" + to + "-r" + std::to_string(revision) + "-" + basic +
+                      (copy > 1 ? "-" + std::to_string(copy) : "") + ".md");
 }
 
 std::string AgentCacheDir(const AgentGateConfig& gate, const std::string& root) {

@@ -23,10 +23,12 @@ std::string FaultReportDir(const std::string& report_dir);
 
 /// `<reportDir>/faults/<card>-<from>-<to>-r<revision>-<at, basic form>.md`, e.g.
 /// `0002-b-designing-ready-r4-20260916T080000.000Z.md`: one file per failed attempt (a card
-/// can fault at the same revision again when its park did not commit).
+/// can fault at the same revision again when its park did not commit). `copy` > 1 names the
+/// copy-th attempt with the same name (`…000Z-2.md`): a `POST /v1/admit` caller's `at` may
+/// repeat (trial13 R6), and a fault report is never overwritten.
 std::string FaultReportPath(const std::string& report_dir, const std::string& card_id,
                             const std::string& from, const std::string& to, int64_t revision,
-                            const std::string& at);
+                            const std::string& at, int copy = 1);
 
 /// The resolved `verdictCacheDir` (relative: against the workspace), or "" when it is unset
 /// (caching disabled).

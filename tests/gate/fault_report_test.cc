@@ -196,6 +196,28 @@ TEST_CASE("a fault report that cannot be written is named: the card still parks 
   CHECK(outcome.reports.empty());
 }
 
+// Trial13 R6: two POST /v1/admit faults with the caller's same `at` shared one report name,
+// and the second overwrote the first (both ledger rows named it). A fault report is never
+// written over another: the next free copy number (`…000Z-2.md`), the first left as it was.
+TEST_CASE("a fault report never overwrites an earlier one of the same name") {
+  Rig rig;
+  const std::string id = "0209-same-at";
+  WriteCard(rig.root, id);
+  const std::string first = FaultReportOf(rig, id, 2);
+  REQUIRE(rig.fs.CreateDirs(rig.ReportDir() + "/faults").ok());
+  REQUIRE(rig.fs.WriteFileAtomic(first, "an earlier attempt's report\n").ok());
+  rig.scripted.Reply(kAllowUpper);
+  MoveOutcome outcome = rig.Move(id);
+  const std::string second = first.substr(0, first.size() - 3) + "-2.md";
+  REQUIRE(outcome.reports.size() == 1);
+  CHECK(outcome.reports[0].path == second);
+  CHECK(outcome.reports[0].written);
+  CHECK(outcome.message.find("; fault report: " + second) != std::string::npos);
+  CHECK(test::Slurp(first) == std::optional<std::string>("an earlier attempt's report\n"));
+  CHECK(test::Slurp(second).value_or("").find("- fault: " + std::string(kNoVerdict)) !=
+        std::string::npos);
+}
+
 TEST_CASE("VerdictFaultReason says which rule the last verdict block breaks") {
   auto why = [](const std::string& reply, std::optional<std::string> nonce = std::nullopt) {
     return VerdictFaultReason(reply, nonce);

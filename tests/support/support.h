@@ -72,7 +72,8 @@ class FaultyFileSystem : public FileSystem {
   std::function<void(const std::string& op, const std::string& path)> before;
 
   Result<std::string> ReadFile(const std::string& path) override;
-  Status WriteFileAtomic(const std::string& path, std::string_view data) override;
+  Status WriteFileAtomic(const std::string& path, std::string_view data,
+                         Replace replace = Replace::kExisting) override;
   Status AppendDurable(const std::string& path, std::string_view data) override;
   Status ReplaceLocked(
       const std::string& path,
