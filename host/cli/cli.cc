@@ -542,137 +542,157 @@ static int RunCliUnguarded(int argc, char** argv) {
   app.add_option("--config", g.config, "config file (default: <workspace>/devflow-gate.yaml)");
 
   int rc = kExitOk;
+  // Only the invoked command's options are built (LazyCommands; a move built ~180 options).
+  const LazyCommands lazy(command);
 
   // card
-  auto* card = app.add_subcommand("card", "create, show and list cards");
-  card->require_subcommand(1);
+  // What the options write into outlives their (lazy) building: declared here.
   std::string title, body, body_file, slug, cls, card_id;
   bool json = false;
-  auto* create = card->add_subcommand("create", "create a card in draft; prints its id");
-  create->add_option("--title", title, "card title")->required();
-  create->add_option("--body", body, "Markdown body");
-  create->add_option("--body-file", body_file, "read the body from a file");
-  create->add_option("--slug", slug, "slug (default: derived from the title)");
-  create->add_option("--class", cls, "service class: express or emergency");
-  create->add_flag("--json", json, "print the new card as JSON");
-  create->footer(
-      "exit codes: 0 created (prints the id); 2 usage error, empty title or bad slug; "
-      "4 the store refused");
-  create->callback([&] { rc = CardCreate(g, title, body, body_file, slug, cls, json); });
-  auto* show = card->add_subcommand("show", "show one card, its artifacts and its journal");
-  show->add_option("ID", card_id, "card id, e.g. 0001-login-page")->required();
-  show->add_flag("--json", json, "print JSON");
-  show->footer(
-      "exit codes: 0 shown; 2 usage error, unknown card or the root does not exist; 4 "
-      "the card does not read");
-  show->callback([&] { rc = CardShow(g, card_id, json); });
-  auto* list = card->add_subcommand("list", "list the active cards");
-  list->add_flag("--json", json, "print JSON");
-  list->footer(
-      "exit codes: 0 listed; 2 usage error or the root does not exist; 4 a card does not "
-      "read");
-  list->callback([&] { rc = CardList(g, json); });
+  auto* card = app.add_subcommand("card", "create, show and list cards");
+  lazy.Add(card, [&] {
+    card->require_subcommand(1);
+    auto* create = card->add_subcommand("create", "create a card in draft; prints its id");
+    create->add_option("--title", title, "card title")->required();
+    create->add_option("--body", body, "Markdown body");
+    create->add_option("--body-file", body_file, "read the body from a file");
+    create->add_option("--slug", slug, "slug (default: derived from the title)");
+    create->add_option("--class", cls, "service class: express or emergency");
+    create->add_flag("--json", json, "print the new card as JSON");
+    create->footer(
+        "exit codes: 0 created (prints the id); 2 usage error, empty title or bad slug; "
+        "4 the store refused");
+    create->callback([&] { rc = CardCreate(g, title, body, body_file, slug, cls, json); });
+    auto* show = card->add_subcommand("show", "show one card, its artifacts and its journal");
+    show->add_option("ID", card_id, "card id, e.g. 0001-login-page")->required();
+    show->add_flag("--json", json, "print JSON");
+    show->footer(
+        "exit codes: 0 shown; 2 usage error, unknown card or the root does not exist; 4 "
+        "the card does not read");
+    show->callback([&] { rc = CardShow(g, card_id, json); });
+    auto* list = card->add_subcommand("list", "list the active cards");
+    list->add_flag("--json", json, "print JSON");
+    list->footer(
+        "exit codes: 0 listed; 2 usage error or the root does not exist; 4 a card does not "
+        "read");
+    list->callback([&] { rc = CardList(g, json); });
+  });
 
   // artifact
   auto* artifact = app.add_subcommand("artifact", "register artifacts on a card");
-  artifact->require_subcommand(1);
   std::string art_kind, art_file, art_by = "human";
   std::optional<int64_t> art_expect;
-  auto* add = artifact->add_subcommand(
-      "add", "copy FILE into the card as artifacts/<rev>-<kind>.md and journal it");
-  add->add_option("ID", card_id, "card id")->required();
-  add->add_option("KIND", art_kind, "artifact kind, e.g. design")->required();
-  add->add_option("FILE", art_file, "file to register")->required();
-  add->add_option("--by", art_by, "actor: human[:NAME], agent[:SESSION], command[:NAME]");
-  add->add_option("--expect-revision", art_expect, "revision the card must be at");
-  add->add_flag("--json", json, "print the registration as JSON");
-  add->footer(
-      "exit codes: 0 registered; 2 usage error, unknown card, unreadable file or the root "
-      "does not exist; 4 the store refused (stale revision, contention)");
-  add->callback(
-      [&] { rc = ArtifactAdd(g, card_id, art_kind, art_file, art_by, art_expect, json); });
+  lazy.Add(artifact, [&] {
+    artifact->require_subcommand(1);
+    auto* add = artifact->add_subcommand(
+        "add", "copy FILE into the card as artifacts/<rev>-<kind>.md and journal it");
+    add->add_option("ID", card_id, "card id")->required();
+    add->add_option("KIND", art_kind, "artifact kind, e.g. design")->required();
+    add->add_option("FILE", art_file, "file to register")->required();
+    add->add_option("--by", art_by, "actor: human[:NAME], agent[:SESSION], command[:NAME]");
+    add->add_option("--expect-revision", art_expect, "revision the card must be at");
+    add->add_flag("--json", json, "print the registration as JSON");
+    add->footer(
+        "exit codes: 0 registered; 2 usage error, unknown card, unreadable file or the root "
+        "does not exist; 4 the store refused (stale revision, contention)");
+    add->callback(
+        [&] { rc = ArtifactAdd(g, card_id, art_kind, art_file, art_by, art_expect, json); });
+  });
 
   // move
   MoveArgs mv;
   auto* move = app.add_subcommand("move", "move a card along an edge, through the waterfall");
-  move->add_option("ID", mv.id, "card id")->required();
-  move->add_option("TO", mv.to, "target location (stage name or blocked)")->required();
-  move->add_option("--by", mv.by, "actor: human[:NAME], agent[:SESSION], command[:NAME]");
-  auto* reason_opt = move->add_option("--reason", mv.reason, "why (required for rework moves)");
-  move->add_option("--expect-revision", mv.expect,
-                   "revision the card must be at (default: current)");
-  move->add_flag("--dry-run", mv.dry_run, "run the whole waterfall and the checker; write nothing");
-  move->add_flag("--explain", mv.explain, "dispatch nothing, write nothing; show what would run");
-  move->add_flag("--json", mv.json, "print one JSON object");
-  move->footer(
-      "exit codes: 0 moved (or would be, --dry-run); 1 vetoed; 2 usage error, unknown "
-      "card or the root does not exist; 3 failed closed (the card is parked blocked); 4 "
-      "the store refused (stale revision, illegal edge, reason required, contention)");
-  move->add_option("--timeout", mv.timeout_ms,
-                   "deadline of the whole move in ms: a check whose checkTimeoutMs does not fit "
-                   "in the time left is not started (fails closed)");
-  move->callback([&] {
-    mv.reason_given = reason_opt->count() > 0;
-    rc = Move(g, mv, argv[0]);
+  lazy.Add(move, [&] {
+    move->add_option("ID", mv.id, "card id")->required();
+    move->add_option("TO", mv.to, "target location (stage name or blocked)")->required();
+    move->add_option("--by", mv.by, "actor: human[:NAME], agent[:SESSION], command[:NAME]");
+    auto* reason_opt = move->add_option("--reason", mv.reason, "why (required for rework moves)");
+    move->add_option("--expect-revision", mv.expect,
+                     "revision the card must be at (default: current)");
+    move->add_flag("--dry-run", mv.dry_run,
+                   "run the whole waterfall and the checker; write nothing");
+    move->add_flag("--explain", mv.explain, "dispatch nothing, write nothing; show what would run");
+    move->add_flag("--json", mv.json, "print one JSON object");
+    move->footer(
+        "exit codes: 0 moved (or would be, --dry-run); 1 vetoed; 2 usage error, unknown "
+        "card or the root does not exist; 3 failed closed (the card is parked blocked); 4 "
+        "the store refused (stale revision, illegal edge, reason required, contention)");
+    move->add_option("--timeout", mv.timeout_ms,
+                     "deadline of the whole move in ms: a check whose checkTimeoutMs does not fit "
+                     "in the time left is not started (fails closed)");
+    move->callback([&, reason_opt] {
+      mv.reason_given = reason_opt->count() > 0;
+      rc = Move(g, mv, argv[0]);
+    });
   });
 
   // config
   auto* config = app.add_subcommand("config", "configuration");
-  config->require_subcommand(1);
-  auto* check = config->add_subcommand("check", "load and validate the config file");
-  check->add_flag("--json", json, "print JSON");
-  check->footer(
-      "exit codes: 0 the config loads (warnings allowed); 2 it does not (each problem "
-      "is a file:line:col line)");
-  check->callback([&] { rc = ConfigCheck(g, json); });
+  lazy.Add(config, [&] {
+    config->require_subcommand(1);
+    auto* check = config->add_subcommand("check", "load and validate the config file");
+    check->add_flag("--json", json, "print JSON");
+    check->footer(
+        "exit codes: 0 the config loads (warnings allowed); 2 it does not (each problem "
+        "is a file:line:col line)");
+    check->callback([&] { rc = ConfigCheck(g, json); });
+  });
 
   // checker
   auto* checker = app.add_subcommand("checker", "built-in checkers (run by the agent gate)");
-  checker->require_subcommand(1);
-  auto* grounding = checker->add_subcommand(
-      "grounding", "read an agent-gate prompt on stdin; veto ungrounded dates, URLs, refs, hashes");
-  grounding->allow_extras();
-  grounding->prefix_command();
-  grounding->callback(
-      [&] { rc = RunGroundingChecker(grounding->remaining(), std::cin, std::cout, std::cerr); });
+  lazy.Add(checker, [&] {
+    checker->require_subcommand(1);
+    auto* grounding = checker->add_subcommand(
+        "grounding",
+        "read an agent-gate prompt on stdin; veto ungrounded dates, URLs, refs, hashes");
+    grounding->allow_extras();
+    grounding->prefix_command();
+    grounding->callback([&, grounding] {
+      rc = RunGroundingChecker(grounding->remaining(), std::cin, std::cout, std::cerr);
+    });
+  });
 
   // serve (SPEC §9, docs/server.md)
   ServerOptions so;
   std::string socket_mode = "0600";
   auto* serve =
       app.add_subcommand("serve", "the admission server: HTTP on unix sockets / loopback");
-  serve->add_option("--listen", so.listen, "unix:PATH or 127.0.0.1:PORT (repeatable)")->required();
-  serve->add_option("--max-checks", so.max_checks, "attempts decided at once (default 8)");
-  serve->add_option("--max-queue", so.max_queue, "attempts waiting beyond those (default 256)");
-  serve->add_option("--drain-timeout-ms", so.drain_timeout_ms,
-                    "on SIGTERM, how long attempts in flight may finish (default 30000)");
-  serve->add_option("--socket-mode", socket_mode, "mode of unix sockets, octal (default 0600)");
-  serve->add_option("--socket-group", so.socket_group, "group of unix sockets");
-  serve->add_option("--allow-uid", so.allow_uids,
-                    "peer uid allowed on unix sockets (repeatable; default: the server's uid)");
-  serve->add_flag("--allow-remote", so.allow_remote,
-                  "allow TCP on non-loopback addresses (needs --token-file)");
-  serve->add_option("--token-file", so.token_file,
-                    "file holding the bearer token TCP callers send");
-  serve->add_option("--max-body-bytes", so.max_body_bytes, "largest request body (default 1 MiB)");
-  serve->add_option("--read-timeout-ms", so.read_timeout_ms,
-                    "a request must arrive within this (default 10000)");
-  serve->add_option("--idle-timeout-ms", so.idle_timeout_ms,
-                    "idle keep-alive connections close after this (default 60000)");
-  serve->add_option("--max-connections", so.max_connections, "open connections (default 1024)");
-  serve->callback([&] {
-    char* end = nullptr;
-    long mode = std::strtol(socket_mode.c_str(), &end, 8);
-    if (socket_mode.empty() || *end != '\0' || mode < 0 || mode > 0777) {
-      rc = Fail("--socket-mode must be an octal mode such as 0600");
-      return;
-    }
-    so.socket_mode = static_cast<int>(mode);
-    for (const std::string& r : g.roots) so.roots.push_back(AbsolutePath(r));
-    if (so.roots.empty()) so.roots.push_back(ResolveRoot(g));
-    so.config_file = g.config.empty() ? "" : AbsolutePath(g.config);
-    so.self_path = SelfPath(argv[0]);
-    rc = RunServer(so);
+  lazy.Add(serve, [&] {
+    serve->add_option("--listen", so.listen, "unix:PATH or 127.0.0.1:PORT (repeatable)")
+        ->required();
+    serve->add_option("--max-checks", so.max_checks, "attempts decided at once (default 8)");
+    serve->add_option("--max-queue", so.max_queue, "attempts waiting beyond those (default 256)");
+    serve->add_option("--drain-timeout-ms", so.drain_timeout_ms,
+                      "on SIGTERM, how long attempts in flight may finish (default 30000)");
+    serve->add_option("--socket-mode", socket_mode, "mode of unix sockets, octal (default 0600)");
+    serve->add_option("--socket-group", so.socket_group, "group of unix sockets");
+    serve->add_option("--allow-uid", so.allow_uids,
+                      "peer uid allowed on unix sockets (repeatable; default: the server's uid)");
+    serve->add_flag("--allow-remote", so.allow_remote,
+                    "allow TCP on non-loopback addresses (needs --token-file)");
+    serve->add_option("--token-file", so.token_file,
+                      "file holding the bearer token TCP callers send");
+    serve->add_option("--max-body-bytes", so.max_body_bytes,
+                      "largest request body (default 1 MiB)");
+    serve->add_option("--read-timeout-ms", so.read_timeout_ms,
+                      "a request must arrive within this (default 10000)");
+    serve->add_option("--idle-timeout-ms", so.idle_timeout_ms,
+                      "idle keep-alive connections close after this (default 60000)");
+    serve->add_option("--max-connections", so.max_connections, "open connections (default 1024)");
+    serve->callback([&] {
+      char* end = nullptr;
+      long mode = std::strtol(socket_mode.c_str(), &end, 8);
+      if (socket_mode.empty() || *end != '\0' || mode < 0 || mode > 0777) {
+        rc = Fail("--socket-mode must be an octal mode such as 0600");
+        return;
+      }
+      so.socket_mode = static_cast<int>(mode);
+      for (const std::string& r : g.roots) so.roots.push_back(AbsolutePath(r));
+      if (so.roots.empty()) so.roots.push_back(ResolveRoot(g));
+      so.config_file = g.config.empty() ? "" : AbsolutePath(g.config);
+      so.self_path = SelfPath(argv[0]);
+      rc = RunServer(so);
+    });
   });
 
   AddOperatorCommands(
@@ -680,7 +700,7 @@ static int RunCliUnguarded(int argc, char** argv) {
       [&g](const std::function<int(const OperatorContext&)>& body) {
         return WithOperator(g, body);
       },
-      rc, std::cout, std::cerr);
+      rc, std::cout, std::cerr, lazy);
 
   // Listed for --help; dispatched above with its own argument parsing.
   app.add_subcommand("ground",

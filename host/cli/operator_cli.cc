@@ -39,7 +39,7 @@ CLI::App* Sub(CLI::App& parent, const std::string& name, const std::string& abou
 }
 
 void AddLedgerCommands(CLI::App& app, const std::shared_ptr<Shared>& shared,
-                       const std::shared_ptr<bool>& json);
+                       const std::shared_ptr<bool>& json, const LazyCommands& lazy);
 
 const char kPruneExits[] =
     "exit codes: 0 done; 1 a file could not be read, replaced or removed; 2 usage error (no "
@@ -118,8 +118,16 @@ Status CheckRootExists(FileSystem& fs, const std::string& root) {
                            " (pass --root DIR or set DEVFLOW_ROOT)");
 }
 
+void LazyCommands::Add(CLI::App* command, std::function<void()> build) const {
+  if (invoked_.empty() || invoked_[0] == '-' || invoked_ == command->get_name()) {
+    build();
+    return;
+  }
+  command->preparse_callback([build = std::move(build)](std::size_t) { build(); });
+}
+
 void AddOperatorCommands(CLI::App& app, WithOperatorContext with, int& rc, std::ostream& out,
-                         std::ostream& err) {
+                         std::ostream& err, const LazyCommands& lazy) {
   auto shared = std::make_shared<Shared>(Shared{std::move(with), &rc, &out, &err});
   auto json = std::make_shared<bool>(false);
   auto dry_run = std::make_shared<bool>(false);
@@ -131,126 +139,136 @@ void AddOperatorCommands(CLI::App& app, WithOperatorContext with, int& rc, std::
                         "reports, ledger",
                         "exit codes: 0 healthy (warnings allowed); 1 problems found; 2 usage "
                         "error or the root does not exist");
-  audit->add_flag("--json", *json, "print one JSON object");
-  audit->callback(
-      [=] { shared->Run([=](auto& ctx, auto& o, auto& e) { return Audit(ctx, *json, o, e); }); });
+  lazy.Add(audit, [=] {
+    audit->add_flag("--json", *json, "print one JSON object");
+    audit->callback(
+        [=] { shared->Run([=](auto& ctx, auto& o, auto& e) { return Audit(ctx, *json, o, e); }); });
+  });
 
   // reports
   CLI::App* reports =
       Sub(app, "reports", "veto and fault reports: list | show PATH|NAME | prune", kReadExits);
-  reports->require_subcommand(1);
-  CLI::App* rlist =
-      Sub(*reports, "list", "every veto report of every agent gate's report dir, sorted by path",
-          kReadExits);
-  rlist->add_flag("--json", *json, "print JSON");
-  rlist->callback([=] {
-    shared->Run([=](auto& ctx, auto& o, auto& e) { return ReportsList(ctx, *json, o, e); });
-  });
-  CLI::App* rshow =
-      Sub(*reports, "show", "print one report (a bare file name resolves inside the report dirs)",
-          "exit codes: 0 printed; 1 the report cannot be read; 2 usage error, "
-          "unknown report, or a path outside the report dirs");
-  rshow->add_option("REPORT", *what, "PATH or file NAME of the report")->required();
-  rshow->add_flag("--json", *json, "print {\"path\", \"text\"} with the text verbatim");
-  rshow->callback([=] {
-    shared->Run([=](auto& ctx, auto& o, auto& e) { return ReportsShow(ctx, *what, *json, o, e); });
-  });
+  lazy.Add(reports, [=] {
+    reports->require_subcommand(1);
+    CLI::App* rlist =
+        Sub(*reports, "list", "every veto report of every agent gate's report dir, sorted by path",
+            kReadExits);
+    rlist->add_flag("--json", *json, "print JSON");
+    rlist->callback([=] {
+      shared->Run([=](auto& ctx, auto& o, auto& e) { return ReportsList(ctx, *json, o, e); });
+    });
+    CLI::App* rshow =
+        Sub(*reports, "show", "print one report (a bare file name resolves inside the report dirs)",
+            "exit codes: 0 printed; 1 the report cannot be read; 2 usage error, "
+            "unknown report, or a path outside the report dirs");
+    rshow->add_option("REPORT", *what, "PATH or file NAME of the report")->required();
+    rshow->add_flag("--json", *json, "print {\"path\", \"text\"} with the text verbatim");
+    rshow->callback([=] {
+      shared->Run(
+          [=](auto& ctx, auto& o, auto& e) { return ReportsShow(ctx, *what, *json, o, e); });
+    });
 
-  AddPruneCommand(*reports, "reports prune",
-                  "remove old veto and fault reports; never one a cached veto or a newer "
-                  "ledger row names",
-                  shared, json, ReportsPrune);
+    AddPruneCommand(*reports, "reports prune",
+                    "remove old veto and fault reports; never one a cached veto or a newer "
+                    "ledger row names",
+                    shared, json, ReportsPrune);
+  });
 
   // cache
   CLI::App* cache =
       Sub(app, "cache", "verdict cache: list | verify | prune [--dry-run]", kReadExits);
-  cache->require_subcommand(1);
-  CLI::App* clist =
-      Sub(*cache, "list", "every record of every verdict cache dir with its state", kReadExits);
-  clist->add_flag("--json", *json, "print JSON");
-  clist->callback([=] {
-    shared->Run([=](auto& ctx, auto& o, auto& e) { return CacheList(ctx, *json, o, e); });
-  });
-  CLI::App* cverify = Sub(*cache, "verify", "exit 1 if a record is corrupt, misnamed or unreadable",
-                          "exit codes: 0 every record current or stale; 1 corrupt, misnamed or "
-                          "unreadable files, or a dir cannot be listed; 2 usage error");
-  cverify->add_flag("--json", *json, "print JSON");
-  cverify->callback([=] {
-    shared->Run([=](auto& ctx, auto& o, auto& e) { return CacheVerify(ctx, *json, o, e); });
-  });
-  CLI::App* cprune = Sub(*cache, "prune",
-                         "delete stale, corrupt and misnamed records and leftover temp files; "
-                         "never a current record",
-                         "exit codes: 0 done; 1 a file could not be removed or a dir listed; 2 "
-                         "usage error");
-  cprune->add_flag("--dry-run", *dry_run, "say what would be removed; remove nothing");
-  cprune->add_flag("--json", *json, "print JSON");
-  cprune->callback([=] {
-    shared->Run(
-        [=](auto& ctx, auto& o, auto& e) { return CachePrune(ctx, *dry_run, *json, o, e); });
+  lazy.Add(cache, [=] {
+    cache->require_subcommand(1);
+    CLI::App* clist =
+        Sub(*cache, "list", "every record of every verdict cache dir with its state", kReadExits);
+    clist->add_flag("--json", *json, "print JSON");
+    clist->callback([=] {
+      shared->Run([=](auto& ctx, auto& o, auto& e) { return CacheList(ctx, *json, o, e); });
+    });
+    CLI::App* cverify =
+        Sub(*cache, "verify", "exit 1 if a record is corrupt, misnamed or unreadable",
+            "exit codes: 0 every record current or stale; 1 corrupt, misnamed or "
+            "unreadable files, or a dir cannot be listed; 2 usage error");
+    cverify->add_flag("--json", *json, "print JSON");
+    cverify->callback([=] {
+      shared->Run([=](auto& ctx, auto& o, auto& e) { return CacheVerify(ctx, *json, o, e); });
+    });
+    CLI::App* cprune = Sub(*cache, "prune",
+                           "delete stale, corrupt and misnamed records and leftover temp files; "
+                           "never a current record",
+                           "exit codes: 0 done; 1 a file could not be removed or a dir listed; 2 "
+                           "usage error");
+    cprune->add_flag("--dry-run", *dry_run, "say what would be removed; remove nothing");
+    cprune->add_flag("--json", *json, "print JSON");
+    cprune->callback([=] {
+      shared->Run(
+          [=](auto& ctx, auto& o, auto& e) { return CachePrune(ctx, *dry_run, *json, o, e); });
+    });
   });
 
-  AddLedgerCommands(app, shared, json);
+  AddLedgerCommands(app, shared, json, lazy);
 }
 
 namespace {
 
 void AddLedgerCommands(CLI::App& app, const std::shared_ptr<Shared>& shared,
-                       const std::shared_ptr<bool>& json) {
+                       const std::shared_ptr<bool>& json, const LazyCommands& lazy) {
   CLI::App* ledger =
       Sub(app, "ledger", "decision ledger: list | show DECISION-ID | prune", kReadExits);
-  ledger->require_subcommand(1);
+  lazy.Add(ledger, [=] {
+    ledger->require_subcommand(1);
 
-  struct ListArgs {
-    LedgerFilter filter;
-    std::string since, until;
-  };
-  auto args = std::make_shared<ListArgs>();
-  CLI::App* list = Sub(*ledger, "list", "the decisions recorded, oldest first, one line each",
-                       "exit codes: 0 listed; 1 the ledger cannot be read or has bad lines "
-                       "(named on stderr); 2 usage error or the root does not exist");
-  list->add_option("--card", args->filter.card, "only this card id");
-  list->add_option("--edge", args->filter.edge, "only this edge, e.g. designing->ready");
-  list->add_option("--outcome", args->filter.outcome, "only this outcome")
-      ->check(CLI::IsMember(
-          {"allowed", "vetoed", "fault", "parked", "interrupted", "rejected", "intent"}));
-  list->add_option("--since", args->since,
-                   "only rows at or after T: ISO-8601 UTC (2026-09-16, 2026-09-16T08:00Z) or a "
-                   "duration ago (12h, 7d)");
-  list->add_option("--until", args->until, "only rows before T (same forms as --since)");
-  list->add_flag("--json", *json, "print JSON");
-  list->callback([=] {
-    shared->Run([=](const OperatorContext& ctx, std::ostream& o, std::ostream& e) {
-      LedgerFilter filter = args->filter;
-      for (auto [text, into, flag] : {std::tuple{&args->since, &filter.since_ms, "--since"},
-                                      std::tuple{&args->until, &filter.until_ms, "--until"}}) {
-        if (text->empty()) continue;
-        *into = ParseTimeArg(*text, ctx.probe.NowMs());
-        if (!*into) {
-          e << "devflow-gate: ledger list: " << flag << " " << TerminalLine(*text)
-            << " is not a time; pass ISO-8601 UTC (2026-09-16T08:00:00Z) or a duration (12h, "
-               "7d)\n";
-          return kExitUsage;
+    struct ListArgs {
+      LedgerFilter filter;
+      std::string since, until;
+    };
+    auto args = std::make_shared<ListArgs>();
+    CLI::App* list = Sub(*ledger, "list", "the decisions recorded, oldest first, one line each",
+                         "exit codes: 0 listed; 1 the ledger cannot be read or has bad lines "
+                         "(named on stderr); 2 usage error or the root does not exist");
+    list->add_option("--card", args->filter.card, "only this card id");
+    list->add_option("--edge", args->filter.edge, "only this edge, e.g. designing->ready");
+    list->add_option("--outcome", args->filter.outcome, "only this outcome")
+        ->check(CLI::IsMember(
+            {"allowed", "vetoed", "fault", "parked", "interrupted", "rejected", "intent"}));
+    list->add_option("--since", args->since,
+                     "only rows at or after T: ISO-8601 UTC (2026-09-16, 2026-09-16T08:00Z) or a "
+                     "duration ago (12h, 7d)");
+    list->add_option("--until", args->until, "only rows before T (same forms as --since)");
+    list->add_flag("--json", *json, "print JSON");
+    list->callback([=] {
+      shared->Run([=](const OperatorContext& ctx, std::ostream& o, std::ostream& e) {
+        LedgerFilter filter = args->filter;
+        for (auto [text, into, flag] : {std::tuple{&args->since, &filter.since_ms, "--since"},
+                                        std::tuple{&args->until, &filter.until_ms, "--until"}}) {
+          if (text->empty()) continue;
+          *into = ParseTimeArg(*text, ctx.probe.NowMs());
+          if (!*into) {
+            e << "devflow-gate: ledger list: " << flag << " " << TerminalLine(*text)
+              << " is not a time; pass ISO-8601 UTC (2026-09-16T08:00:00Z) or a duration (12h, "
+                 "7d)\n";
+            return kExitUsage;
+          }
         }
-      }
-      return LedgerList(ctx, filter, *json, o, e);
+        return LedgerList(ctx, filter, *json, o, e);
+      });
     });
-  });
 
-  auto id = std::make_shared<std::string>();
-  CLI::App* show = Sub(*ledger, "show", "every field of one decision",
-                       "exit codes: 0 shown; 2 usage error, or no decision has that id");
-  show->add_option("DECISION-ID", *id, "the id `ledger list` prints first on each line")
-      ->required();
-  show->add_flag("--json", *json, "print JSON (the row itself under \"row\")");
-  show->callback([=] {
-    shared->Run([=](auto& ctx, auto& o, auto& e) { return LedgerShow(ctx, *id, *json, o, e); });
-  });
+    auto id = std::make_shared<std::string>();
+    CLI::App* show = Sub(*ledger, "show", "every field of one decision",
+                         "exit codes: 0 shown; 2 usage error, or no decision has that id");
+    show->add_option("DECISION-ID", *id, "the id `ledger list` prints first on each line")
+        ->required();
+    show->add_flag("--json", *json, "print JSON (the row itself under \"row\")");
+    show->callback([=] {
+      shared->Run([=](auto& ctx, auto& o, auto& e) { return LedgerShow(ctx, *id, *json, o, e); });
+    });
 
-  AddPruneCommand(*ledger, "ledger prune",
-                  "rewrite the ledger without old decisions (under its append lock); rows it "
-                  "cannot read are kept",
-                  shared, json, LedgerPrune);
+    AddPruneCommand(*ledger, "ledger prune",
+                    "rewrite the ledger without old decisions (under its append lock); rows it "
+                    "cannot read are kept",
+                    shared, json, LedgerPrune);
+  });
 }
 
 }  // namespace
