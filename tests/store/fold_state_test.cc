@@ -321,3 +321,47 @@ TEST_CASE("a journal rewritten to the same size since the decision is folded who
     CHECK(moved->created_at == created_at);  // re-read from the file, not the mark
   }
 }
+
+// Issue 11 item 1: the fold reserves its artifact records once, from the journal's size, so
+// no record is moved by a regrowth while a 10,000-line journal is folded (~120 instructions a
+// line). The bound rests on the shortest line that registers an artifact: 63 bytes with its
+// line end.
+TEST_CASE("a fold reserves room for every artifact record the journal can hold up front") {
+  const std::string shortest = R"({"rev":2,"at":"t","type":"artifact","path":"x","stage":"done"})"
+                               "\n";
+  CHECK(shortest.size() == 63);
+  std::string content =
+      R"({"rev":1,"at":"2026-09-16T08:00:00.000Z","type":"created","by":{"kind":"human"}})"
+      "\n" +
+      shortest;
+  for (FoldKeeps keeps : {FoldKeeps::kEntries, FoldKeeps::kState}) {
+    auto state = FoldJournal(kPath, content, keeps);
+    REQUIRE_MESSAGE(state.ok(), Folded(state));
+    REQUIRE(state->artifact_records.size() == 1);
+    CHECK(state->artifact_records[0].path == "x");
+  }
+  std::string shortest_lines = content;
+  for (int rev = 3; rev <= 1000; ++rev) {
+    shortest_lines += R"({"rev":)" + std::to_string(rev) +
+                      R"(,"at":"t","type":"artifact","path":"x","stage":"done"})"
+                      "\n";
+  }
+  content += R"({"rev":3,"at":"2026-09-16T08:00:00.000Z","type":"transition","from":"draft",)"
+             R"("to":"designing"})"
+             "\n";
+  for (int rev = 4; rev <= 2000; ++rev) {
+    content += R"({"rev":)" + std::to_string(rev) +
+               R"(,"at":"2026-09-16T08:00:00.000Z","type":"artifact","path":"artifacts/)" +
+               std::to_string(rev) +
+               R"(-prd.md","stage":"designing","kind":"prd"})"
+               "\n";
+  }
+  for (const std::string& journal : {shortest_lines, content}) {
+    for (FoldKeeps keeps : {FoldKeeps::kEntries, FoldKeeps::kState}) {
+      auto state = FoldJournal(kPath, journal, keeps);
+      REQUIRE(state.ok());
+      CHECK(state->artifact_records.capacity() >= journal.size() / 63);
+      CHECK(state->artifact_records.capacity() >= state->artifact_records.size());
+    }
+  }
+}
