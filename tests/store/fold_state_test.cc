@@ -365,3 +365,40 @@ TEST_CASE("a fold reserves room for every artifact record the journal can hold u
     }
   }
 }
+
+// Issue 11 item 1: the state-only fold decodes every store-shaped line into one reused view,
+// clearing before each line only the fields the fold rules read and a line may leave out. A
+// line without a field must not inherit it from the line before: an artifact without `kind`
+// after one with it, a transition after an artifact (`path`, `stage`), a created line's
+// `parent` and `serviceClass` never reaching a later line's fold. Fails if the `kind` clear
+// is dropped; the other lines guard clears the store shape makes defensive today (it requires
+// `from`, `to` and `stage` on their types, and the fold refuses a second created line).
+TEST_CASE("a state-only fold takes no field of a line from the line before it") {
+  const std::string head =
+      R"({"rev":1,"at":"t1","type":"created","by":{"kind":"human"},"parent":"0001-p","serviceClass":"express"})"
+      "\n"
+      R"({"rev":2,"at":"t2","type":"transition","from":"draft","to":"designing"})"
+      "\n"
+      R"({"rev":3,"at":"t3","type":"artifact","path":"artifacts/3-prd.md","stage":"designing","kind":"prd"})"
+      "\n"
+      R"({"rev":4,"at":"t4","type":"artifact","path":"artifacts/4.md","stage":"designing"})"
+      "\n";
+  CheckSameFold(head);
+  auto state = FoldJournal(kPath, head, FoldKeeps::kState);
+  REQUIRE(state.ok());
+  REQUIRE(state->artifact_records.size() == 2);
+  CHECK(state->artifact_records[1].kind == std::nullopt);
+  CHECK(state->artifact_records[1].path == "artifacts/4.md");
+  // A transition lacks `from` after one that has it: refused as the full fold refuses it.
+  CheckSameFold(head + R"({"rev":5,"at":"t5","type":"transition","to":"ready"})"
+                       "\n");
+  // An artifact lacks `stage` after one that has it: refused alike.
+  CheckSameFold(head + R"({"rev":5,"at":"t5","type":"artifact","path":"artifacts/5.md"})"
+                       "\n");
+  // An artifact with an empty path after one with a path.
+  CheckSameFold(head + R"({"rev":5,"at":"t5","type":"artifact","path":"","stage":"designing"})"
+                       "\n");
+  // A second created line carries no parent of the first into the state (refused anyway).
+  CheckSameFold(head + R"({"rev":5,"at":"t5","type":"created","by":{"kind":"human"}})"
+                       "\n");
+}
