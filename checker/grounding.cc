@@ -1575,6 +1575,31 @@ class PendingKeys {
 // Distinct evidence items kept per space to name the nearest one (bounded work and memory).
 constexpr size_t kMaxCandidates = 4096;
 
+// Bytes kept at stable addresses for as long as it lives (the candidates' keys, copied once
+// into 64 KiB blocks: no allocation and no string per candidate).
+class KeptBytes {
+ public:
+  std::string_view Keep(std::string_view s) {
+    if (s.empty()) return {};
+    if (s.size() > left_) {
+      const size_t size = std::max(s.size(), kBlock);
+      at_ = blocks_.emplace_back(std::make_unique_for_overwrite<char[]>(size)).get();
+      left_ = size;
+    }
+    char* const kept = at_;
+    std::memcpy(kept, s.data(), s.size());
+    at_ += s.size();
+    left_ -= s.size();
+    return {kept, s.size()};
+  }
+
+ private:
+  static constexpr size_t kBlock = size_t{64} << 10;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* at_ = nullptr;
+  size_t left_ = 0;
+};
+
 // The evidence, matched one comparison space at a time: each space's claim keys go into a
 // set, each evidence text is scanned once for that space, and every evidence key found is
 // erased from the set (reading stops once the set is empty).
@@ -1684,13 +1709,13 @@ class Matcher {
         if (!date_days_) {  // each candidate's day once, not once per ungrounded date
           date_days_.emplace();
           date_days_->reserve(cands.size());
-          for (const auto& [cand, raw] : cands) date_days_->emplace_back(DayNumber(cand), &cand);
+          for (const auto& [cand, raw] : cands) date_days_->emplace_back(DayNumber(cand), cand);
         }
         long best_d = -1;
         for (const auto& [c, cand] : *date_days_) {  // in the candidates' iteration order
           if (c < 0) continue;
           const long d = c > day ? c - day : day - c;
-          if (best_d < 0 || d < best_d || (d == best_d && *cand < best)) best_d = d, best = *cand;
+          if (best_d < 0 || d < best_d || (d == best_d && cand < best)) best_d = d, best = cand;
         }
         return best;
       }
@@ -1728,7 +1753,8 @@ class Matcher {
     pending.erase(key);
     auto& cands = candidates_[static_cast<size_t>(space)];
     if (cands.size() < kMaxCandidates && cands.find(key) == cands.end()) {
-      cands.emplace(std::string(key), std::string(raw.empty() ? key : raw));
+      const std::string_view kept = kept_.Keep(key);
+      cands.emplace(kept, raw.empty() || raw == key ? kept : kept_.Keep(raw));
     }
   }
 
@@ -1777,7 +1803,8 @@ class Matcher {
     }
     auto& cands = candidates_[static_cast<size_t>(Space::kHash)];
     if (cands.size() < kMaxCandidates && cands.find(lower) == cands.end()) {
-      cands.emplace(std::string(lower), std::string(lower));
+      const std::string_view kept = kept_.Keep(lower);
+      cands.emplace(kept, kept);
     }
   }
 
@@ -1838,11 +1865,14 @@ class Matcher {
   std::vector<std::pair<std::string, std::string>> forge_refs_;  // (repository, N)
   std::vector<std::string> qualified_refs_;                      // `name#N` before the repo
   KeySet pending_[static_cast<size_t>(Space::kCount)];
-  std::unordered_map<std::string, std::string, ViewHash, std::equal_to<>>
+  // Each candidate's key and raw spelling, kept in kept_. String views hashed as the strings
+  // were: the same iteration order (Nearest's ties between hashes depend on it).
+  std::unordered_map<std::string_view, std::string_view, ViewHash>
       candidates_[static_cast<size_t>(Space::kCount)];
+  KeptBytes kept_;
   // (DayNumber, key) of each date candidate, built by the first Nearest of a date (after Run,
   // when the candidates no longer change).
-  mutable std::optional<std::vector<std::pair<long, const std::string*>>> date_days_;
+  mutable std::optional<std::vector<std::pair<long, std::string_view>>> date_days_;
 };
 
 // What the evidence must hold for one claim token of `kind`.
