@@ -988,7 +988,7 @@ std::optional<ForgeLink> ParseForgeLink(std::string_view url) {
 enum class Space { kDate, kUrl, kRef, kHash, kTag, kPath, kNumber, kDateText, kCount };
 struct Need {
   Space space;
-  std::string key;
+  std::string_view key;  // a slice of the claim, or bytes kept for the run (KeptBytes)
 };
 
 // The key a ref token compares by: `#N` for the project's own refs in any form (`#N`, `GH-N`,
@@ -1580,7 +1580,7 @@ constexpr size_t kMaxCandidates = 4096;
 class KeptBytes {
  public:
   std::string_view Keep(std::string_view s) {
-    if (s.empty()) return {};
+    if (s.empty()) return std::string_view("", 0);
     if (s.size() > left_) {
       const size_t size = std::max(s.size(), kBlock);
       at_ = blocks_.emplace_back(std::make_unique_for_overwrite<char[]>(size)).get();
@@ -1875,50 +1875,54 @@ class Matcher {
   mutable std::optional<std::vector<std::pair<long, std::string_view>>> date_days_;
 };
 
-// What the evidence must hold for one claim token of `kind`.
-std::vector<Need> NeedsOf(Kind kind, std::string_view token, Matcher& matcher) {
+// What the evidence must hold for one claim token of `kind`, appended to `out`: a key that is a
+// slice of the token views it, a key made from it is kept in `kept`.
+void NeedsOf(Kind kind, std::string_view token, Matcher& matcher, KeptBytes& kept,
+             std::vector<Need>& out) {
+  auto slice = [&](Space space, std::string_view key) { out.push_back({space, key}); };
+  auto made = [&](Space space, std::string_view key) { out.push_back({space, kept.Keep(key)}); };
   switch (kind) {
     case Kind::kDate:
-      return {{Space::kDate, std::string(token)}};
+      return slice(Space::kDate, token);
     case Kind::kRef: {
       const size_t hash = token.find('#');
       const bool qualified = hash != std::string_view::npos && hash > 0;
-      return {{Space::kRef, RefKey(token, qualified ? matcher.repo() : Repo{})}};
+      return made(Space::kRef, RefKey(token, qualified ? matcher.repo() : Repo{}));
     }
     case Kind::kHash:
-      return {{Space::kHash, LowerText(token)}};
+      return made(Space::kHash, LowerText(token));
     case Kind::kUrl: {
       auto link = ParseForgeLink(token);
       if (link && link->what != ForgeLink::What::kOther && link->repo == matcher.repo().full) {
-        auto end = [](const std::string& e) {
-          return IsHashText(e) && !AllDigits(e) ? Need{Space::kHash, LowerText(e)}
-                                                : Need{Space::kTag, e};
+        auto end = [&](const std::string& e) {
+          if (IsHashText(e) && !AllDigits(e)) return made(Space::kHash, LowerText(e));
+          made(Space::kTag, e);
         };
         switch (link->what) {
           case ForgeLink::What::kRef:
-            return {{Space::kRef, "#" + link->a}};
+            return made(Space::kRef, "#" + link->a);
           case ForgeLink::What::kCommit:
-            return {{Space::kHash, link->a}};
+            return made(Space::kHash, link->a);
           case ForgeLink::What::kCompare:
-            return {end(link->a), end(link->b)};
+            end(link->a);
+            return end(link->b);
           case ForgeLink::What::kTag:
-            return {{Space::kTag, link->a}};
+            return made(Space::kTag, link->a);
           case ForgeLink::What::kOther:
             break;
         }
       }
-      return {{Space::kUrl, std::string(NormalUrl(token))}};
+      return slice(Space::kUrl, NormalUrl(token));
     }
     case Kind::kPath:
-      return {{Space::kPath, std::string(token)}};
+      return slice(Space::kPath, token);
     case Kind::kNumber:
-      return {{Space::kNumber, std::string(token)}};
+      return slice(Space::kNumber, token);
     case Kind::kDateText:
-      return {{Space::kDateText, Normal(kind, token)}};
+      return made(Space::kDateText, Normal(kind, token));
     case Kind::kUnknown:
       break;
   }
-  return {};
 }
 
 // Line and column (1-based; columns count characters) of byte offsets in one text.
@@ -2189,12 +2193,12 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
   }
 
   // Strict: every claim token's needs, then one pass per comparison space over the evidence.
-  // A token is a slice of the claim (no copy); its needs sit inline (no allocation per token).
+  // A token is a slice of the claim (no copy); its needs are a run of one flat list, their
+  // keys slices of the claim or kept in `keys` (no allocation per token).
   struct Token {
     const std::string* kind;
     std::string_view text;
-    size_t offset;
-    std::vector<Need> needs;
+    uint32_t first_need, needs;  // in `needs`
   };
   Matcher matcher(evidence, repo);
   // Each kind's tokens as slices of the claim, in the order found; then sorted bytewise with
@@ -2223,40 +2227,48 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
     }
     if (to.date || to.url || to.ref || to.hash) ScanOnePass(claim, to);
   }
-  std::vector<std::pair<const std::string*, Found>> per_kind;  // in the order requested
-  for (const std::string& name : kinds) {
-    const Kind kind = KindOf(name);
-    if (kind == Kind::kUnknown) continue;
-    if (std::find(done.begin(), done.end(), name) != done.end()) continue;
-    done.push_back(name);
-    Found found;
-    if (kind == Kind::kDate || kind == Kind::kUrl || kind == Kind::kRef || kind == Kind::kHash) {
-      found = std::move(one_pass[static_cast<size_t>(kind)]);
-    } else {
-      Scan(claim, kind, mode, false, [&](std::string_view token) { found.push_back(token); });
-    }
-    distinct(found);
-    result.checked += found.size();
-    per_kind.emplace_back(&name, std::move(found));
-  }
   std::vector<Token> tokens;
-  tokens.reserve(result.checked);
-  for (const auto& [name, found] : per_kind) {
-    const Kind kind = KindOf(*name);
-    for (std::string_view text : found) {
-      Token token{name, text, static_cast<size_t>(text.data() - claim.data()),
-                  NeedsOf(kind, text, matcher)};
-      tokens.push_back(std::move(token));  // reserved: never moved again, so the matcher
-      for (const Need& need : tokens.back().needs) matcher.Want(need);  // may view its keys
+  std::vector<Need> needs;
+  KeptBytes keys;
+  {
+    std::vector<std::pair<const std::string*, Found>> per_kind;  // in the order requested
+    for (const std::string& name : kinds) {
+      const Kind kind = KindOf(name);
+      if (kind == Kind::kUnknown) continue;
+      if (std::find(done.begin(), done.end(), name) != done.end()) continue;
+      done.push_back(name);
+      Found found;
+      if (kind == Kind::kDate || kind == Kind::kUrl || kind == Kind::kRef || kind == Kind::kHash) {
+        found = std::move(one_pass[static_cast<size_t>(kind)]);
+      } else {
+        Scan(claim, kind, mode, false, [&](std::string_view token) { found.push_back(token); });
+      }
+      distinct(found);
+      result.checked += found.size();
+      per_kind.emplace_back(&name, std::move(found));
     }
-  }
+    tokens.reserve(result.checked);
+    needs.reserve(result.checked);  // one need a token but for a compare link's two
+    for (const auto& [name, found] : per_kind) {
+      const Kind kind = KindOf(*name);
+      for (std::string_view text : found) {
+        const size_t first = needs.size();
+        NeedsOf(kind, text, matcher, keys, needs);
+        tokens.push_back({name, text, static_cast<uint32_t>(first),
+                          static_cast<uint32_t>(needs.size() - first)});
+      }
+    }
+  }                                                   // the per-kind lists are done with
+  for (const Need& need : needs) matcher.Want(need);  // the set views the keys, which stay put
   matcher.Run();
   result.utf8_checked = matcher.utf8_checked();
   const Positions positions(claim);
   for (const Token& token : tokens) {
-    for (const Need& need : token.needs) {
+    for (uint32_t k = token.first_need; k < token.first_need + token.needs; ++k) {
+      const Need& need = needs[k];
       if (matcher.Found(need)) continue;
-      const auto [line, column] = positions.At(token.offset);
+      const auto [line, column] =
+          positions.At(static_cast<size_t>(token.text.data() - claim.data()));
       result.ungrounded.push_back(
           {*token.kind, std::string(token.text), line, column, matcher.Nearest(need)});
       break;
