@@ -151,7 +151,10 @@ def totals(path):
 # checker cannot be started (pidfd_open).
 p = serve(gates[0], os.path.join(ws, "cache.yaml"), cg=False)
 c = Conn()
-assert c.post("/v1/admit", admit(dry=False))["allowed"] is True
+primed = c.post("/v1/admit", admit(dry=False))
+if primed.get("allowed") is not True:
+    p.kill()
+    sys.exit(f"priming the cache failed: {primed}")
 c.s.close()
 p.terminate()
 p.wait()
