@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -118,6 +119,21 @@ std::map<FileStamp, std::string>& Hashed() {
   return hashed;
 }
 
+// The identity of a regular file that needs none of its bytes read: a file over
+// kFileBytesHashed is pinned by its stamp, a smaller one whose hash is remembered by its stamp
+// has that hash; nullopt when the bytes must be hashed.
+std::optional<std::string> KnownIdentity(const struct stat& st) {
+  const FileStamp stamp = StampOf(st);
+  if (st.st_size > kFileBytesHashed) {
+    return "stat:" + std::to_string(stamp.dev) + ":" + std::to_string(stamp.ino) + ":" +
+           std::to_string(stamp.size) + ":" + std::to_string(stamp.mtime_ns) + ":" +
+           std::to_string(stamp.ctime_ns);
+  }
+  std::lock_guard<std::mutex> lock(hashed_mutex);
+  if (auto found = Hashed().find(stamp); found != Hashed().end()) return found->second;
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<std::string> FileIdentity(const std::string& path) {
@@ -125,6 +141,14 @@ Result<std::string> FileIdentity(const std::string& path) {
     return Status::Error("EINVAL", "\"" + path +
                                        "\" is not an absolute path (a program not found "
                                        "on PATH when the config loaded)");
+  }
+  // A file whose stamp alone is its identity (a big one) or whose hash is remembered by its
+  // stamp needs no descriptor: a stat of the path is the same snapshot as the open and fstat
+  // below (issue 8: 2 system calls of every cache-hit decision per command file). Anything
+  // else (a stat that fails, not a regular file, a stamp not remembered) goes the open path,
+  // with its messages.
+  if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (std::optional<std::string> known = KnownIdentity(st)) return *known;
   }
   // O_NONBLOCK: a FIFO planted where the program should be cannot hang the gate.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -139,15 +163,7 @@ Result<std::string> FileIdentity(const std::string& path) {
     return Status::Error("EINVAL", "open " + path + ": not a regular file (EINVAL)");
   }
   const FileStamp stamp = StampOf(st);
-  if (st.st_size > kFileBytesHashed) {
-    return "stat:" + std::to_string(stamp.dev) + ":" + std::to_string(stamp.ino) + ":" +
-           std::to_string(stamp.size) + ":" + std::to_string(stamp.mtime_ns) + ":" +
-           std::to_string(stamp.ctime_ns);
-  }
-  {
-    std::lock_guard<std::mutex> lock(hashed_mutex);
-    if (auto found = Hashed().find(stamp); found != Hashed().end()) return found->second;
-  }
+  if (std::optional<std::string> known = KnownIdentity(st)) return *known;
   // Its size and one byte more: a file that grew since the fstat is read up to that, and its
   // stamp (below) is then not remembered.
   std::string bytes(static_cast<size_t>(st.st_size) + 1, '\0');

@@ -1,7 +1,9 @@
 #include "reports/verdict_cache.h"
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -328,6 +330,45 @@ TEST_CASE("a checker file that cannot be identified gives no identity, and no id
   empty.replace(empty.find(kChecker), 64, "");
   Spit(dir / kFileName, empty);
   CHECK_FALSE(cache.Lookup(TheKey(), "", kInputs, warnings).has_value());
+}
+
+// Issue 8: a cache-hit decision identifies the checker's files on every attempt; a file whose
+// identity needs none of its bytes (its hash remembered by its stamp, or a file over
+// kFileBytesHashed pinned by the stamp) is identified by a stat of its path, with no
+// descriptor. Proved with no descriptor to be had: RLIMIT_NOFILE at the lowest free one.
+TEST_CASE("a remembered or big checker file is identified without opening it") {
+  // This source file was written before this test was compiled, so more than a second ago:
+  // its hash is remembered after one read (the racily-clean rule).
+  const std::string small = test::SourceDir() + "/tests/reports/verdict_cache_test.cc";
+  TempDir ws;
+  const std::string big = ws / "interp";
+  Spit(big, std::string(static_cast<size_t>(kFileBytesHashed) + 1, 'x'));
+  const std::string small_id = FileIdentity(small).value();
+  const std::string big_id = FileIdentity(big).value();
+  REQUIRE(small_id.rfind("sha256:", 0) == 0);
+  REQUIRE(big_id.rfind("stat:", 0) == 0);
+
+  const int lowest = ::dup(0);
+  REQUIRE(lowest >= 0);
+  ::close(lowest);
+  struct rlimit was {};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &was) == 0);
+  struct rlimit none = was;
+  none.rlim_cur = static_cast<rlim_t>(lowest);
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &none) == 0);
+  Result<std::string> small_again = FileIdentity(small);
+  Result<std::string> big_again = FileIdentity(big);
+  Result<std::string> missing = FileIdentity(ws / "gone");
+  const int probe = ::dup(0);  // the limit held: no descriptor could be had
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &was) == 0);
+  CHECK(probe < 0);
+  REQUIRE(small_again.ok());
+  CHECK(*small_again == small_id);
+  REQUIRE(big_again.ok());
+  CHECK(*big_again == big_id);
+  // A file it cannot stat still goes the open path (which fails here for want of a descriptor).
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().message() == "open " + ws / "gone" + ": Too many open files (EMFILE)");
 }
 
 TEST_CASE("cache record renders an empty input list as []") {
