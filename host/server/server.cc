@@ -911,10 +911,11 @@ class Core {
 template <class Protocol>
 class Session : public std::enable_shared_from_this<Session<Protocol>> {
  public:
-  using Stream = beast::basic_stream<Protocol>;
+  using Socket = typename Protocol::socket;
 
-  Session(typename Protocol::socket socket, Core& core, PeerInfo peer, ConnectionSlot slot)
+  Session(Socket socket, Core& core, PeerInfo peer, ConnectionSlot slot)
       : stream_(std::move(socket)),
+        timer_(stream_.get_executor()),
         core_(core),
         peer_(std::move(peer)),
         shared_(core.shared()),
@@ -938,7 +939,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     parser_->header_limit(16 * 1024);
     // Headers within the timeout, then the body within --read-timeout-ms: a slow client is
     // dropped.
-    stream_.expires_after(std::chrono::milliseconds(header_timeout_ms));
+    ExpireAfter(header_timeout_ms);
     http::async_read_header(
         stream_, buffer_, *parser_,
         beast::bind_front_handler(&Session::OnHeader, this->shared_from_this()));
@@ -953,7 +954,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     refusal_.reset();
     if (!refused) refused = core_.Screen(parser_->get(), peer_);
     if (refused) return Write(std::move(*refused), false, /*unread=*/true);
-    stream_.expires_after(std::chrono::milliseconds(core_.options().read_timeout_ms));
+    ExpireAfter(core_.options().read_timeout_ms);
     const auto& req = parser_->get();
     auto expect = req.find(http::field::expect);
     const bool has_body =
@@ -984,6 +985,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   }
 
   void OnError(beast::error_code ec) {
+    if (timed_out_) ec = beast::error::timeout;  // the deadline cancelled the read (OnTimer)
     if (ec == http::error::end_of_stream || ec == asio::error::eof ||
         ec == asio::error::connection_reset) {
       return Close();
@@ -1014,7 +1016,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   void OnRead(beast::error_code ec, size_t) {
     if (ec) return OnError(ec);
-    stream_.expires_never();
+    ExpireNever();
     request_ = parser_->release();
     const bool keep = request_.keep_alive();
     auto self = this->shared_from_this();
@@ -1049,7 +1051,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     res->keep_alive(keep_alive);
     res->body() = std::move(r.body);
     res->prepare_payload();
-    stream_.expires_after(std::chrono::milliseconds(core_.options().read_timeout_ms));
+    ExpireAfter(core_.options().read_timeout_ms);
     auto self = this->shared_from_this();
     ++shared_->writes;
     http::async_write(stream_, *res, [self, res, keep_alive, unread](beast::error_code ec, size_t) {
@@ -1072,8 +1074,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   void LingerClose() {
     static constexpr size_t kLingerBytes = 4 << 20;
     beast::error_code ignored;
-    stream_.socket().shutdown(Protocol::socket::shutdown_send, ignored);
-    stream_.expires_after(std::chrono::milliseconds(core_.options().read_timeout_ms));
+    stream_.shutdown(Protocol::socket::shutdown_send, ignored);
+    ExpireAfter(core_.options().read_timeout_ms);
     auto self = this->shared_from_this();
     auto discard = std::make_shared<std::array<char, 16384>>();
     auto drained = std::make_shared<size_t>(0);
@@ -1094,11 +1096,68 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   void Close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(Protocol::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
+    stream_.shutdown(Protocol::socket::shutdown_both, ignored);
+    stream_.close(ignored);
+    timer_.cancel();  // its wait ends and lets go of this session
   }
 
-  Stream stream_;
+  // ---- the connection's deadline ----
+  //
+  // Each operation on the connection (headers, body, answer, linger) has a deadline; when it
+  // passes with the operation pending, the operation is cancelled and ends as
+  // beast::error::timeout. One steady timer per connection, but not re-armed per operation as
+  // Beast's basic_stream does (two timerfd_settime a request, issue 8): every deadline set at
+  // time t is at least t + Slack() away (the timeouts are --read-timeout-ms and
+  // --idle-timeout-ms), and the timer is armed at most Slack() ahead, so a pending wait always
+  // ends at or before the deadline in force; when it ends early it is armed again towards the
+  // deadline then in force. So a request moves a number, and the timer is set once per Slack()
+  // per connection. A deadline nearer than the pending wait (none today) re-arms it.
+  std::chrono::milliseconds Slack() const {
+    return std::chrono::milliseconds(std::max<int64_t>(
+        1, std::min(core_.options().read_timeout_ms, core_.options().idle_timeout_ms)));
+  }
+
+  void ExpireAfter(int64_t ms) {
+    timed_out_ = false;
+    deadline_ = Clock::now() + std::chrono::milliseconds(ms);
+    if (!waiting_ || deadline_ < armed_) Arm();
+  }
+
+  void ExpireNever() {
+    timed_out_ = false;
+    deadline_ = Clock::time_point::max();
+  }
+
+  void Arm() {
+    if (!stream_.is_open()) return;
+    const Clock::time_point now = Clock::now();
+    armed_ = deadline_ - now < Slack() ? deadline_ : now + Slack();
+    waiting_ = true;
+    timer_.expires_at(armed_);  // cancels a pending wait (its handler sees a newer `wait_`)
+    timer_.async_wait([self = this->shared_from_this(), wait = ++wait_](beast::error_code ec) {
+      self->OnTimer(ec, wait);
+    });
+  }
+
+  void OnTimer(beast::error_code ec, uint64_t wait) {
+    if (wait != wait_) return;  // re-armed since
+    waiting_ = false;
+    if (ec || !stream_.is_open()) return;  // closed (Close cancels the wait)
+    if (Clock::now() < deadline_) return Arm();
+    // Past the deadline: the pending operation (if any) ends with operation_aborted, which
+    // OnError reads as the timeout; every other completion closes the connection.
+    timed_out_ = true;
+    beast::error_code ignored;
+    stream_.cancel(ignored);
+  }
+
+  Socket stream_;
+  asio::steady_timer timer_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  Clock::time_point armed_{};
+  bool waiting_ = false;    // a wait on timer_ is pending
+  uint64_t wait_ = 0;       // which one
+  bool timed_out_ = false;  // the deadline passed with the current operation pending
   Core& core_;
   PeerInfo peer_;
   std::shared_ptr<Shared> shared_;
