@@ -110,6 +110,11 @@ struct NoSymlinkRoot {
   std::string named;     // AbsolutePath of what the operator named (may be a symlink)
   std::string resolved;  // realpath of it: no symlink at any component
   bool real = false;     // resolved by realpath (false: the root did not exist yet)
+  // The resolved root, opened, and its (st_dev, st_ino): RootFd reuses it while `resolved`
+  // still names that directory. Guarded by g_roots_mu; borrowers hold the shared_ptr.
+  std::shared_ptr<const UniqueFd> dir;
+  dev_t dev = 0;
+  ino_t ino = 0;
 };
 std::mutex g_roots_mu;
 std::map<std::string, std::shared_ptr<NoSymlinkRoot>> g_roots;  // by named and by resolved
@@ -120,6 +125,7 @@ struct BelowRoot {
   std::string root;
   std::string resolved;
   std::string rel;
+  std::shared_ptr<NoSymlinkRoot> entry;  // the registration (RootFd's opened root)
 };
 
 std::optional<BelowRoot> FindRoot(const std::string& path) {
@@ -139,7 +145,7 @@ std::optional<BelowRoot> FindRoot(const std::string& path) {
         g_roots.emplace(r.resolved, it->second);
       }
     }
-    return BelowRoot{it->first, r.resolved, abs.substr(at + 1)};
+    return BelowRoot{it->first, r.resolved, abs.substr(at + 1), it->second};
   }
   return std::nullopt;
 }
@@ -156,6 +162,44 @@ int OpenRoot(const BelowRoot& below) {
     if (::lstat(below.resolved.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) errno = ELOOP;
   }
   return fd;
+}
+
+// The resolved root, opened, for openat2 below it (issue 8: a cache-hit decision opened and
+// closed the root for the journal, card.md and each input's card directory). The descriptor
+// opened first is kept and reused while an lstat of the resolved path finds a directory with
+// its (st_dev, st_ino): the kept descriptor holds that inode, so no other file can have the
+// pair meanwhile, and the path names that very directory now (a root renamed away, replaced
+// or swapped for a link is another inode, or no directory: opened afresh by OpenRoot, with
+// its errors). One lstat instead of an open and a close; what is below the root is looked up
+// from it at each use, as before. A fd < 0 (errno set) when the root cannot be opened.
+std::shared_ptr<const UniqueFd> RootFd(const BelowRoot& below) {
+  struct stat st {};
+  if (below.entry && ::fstatat(AT_FDCWD, below.resolved.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISDIR(st.st_mode)) {
+    std::lock_guard<std::mutex> lock(g_roots_mu);
+    const NoSymlinkRoot& r = *below.entry;
+    if (r.dir && r.resolved == below.resolved && r.dev == st.st_dev && r.ino == st.st_ino) {
+      return r.dir;
+    }
+  }
+  const int fd = OpenRoot(below);
+  const int err = errno;
+  auto fresh = std::make_shared<const UniqueFd>(fd);
+  if (fd < 0) {
+    errno = err;
+    return fresh;
+  }
+  struct stat held {};
+  if (below.entry && ::fstat(fresh->get(), &held) == 0) {
+    std::lock_guard<std::mutex> lock(g_roots_mu);
+    NoSymlinkRoot& r = *below.entry;
+    if (r.resolved == below.resolved) {
+      r.dir = fresh;
+      r.dev = held.st_dev;
+      r.ino = held.st_ino;
+    }
+  }
+  return fresh;
 }
 
 // Opens `rel` (relative, no "." or ".." segment) below the directory `dirfd` without following
@@ -213,9 +257,9 @@ int OpenNoLinkBelowRoot(const std::string& path, int flags, std::optional<BelowR
     } while (fd < 0 && errno == EINTR);
     return fd;
   }
-  UniqueFd root(OpenRoot(**below));
-  if (root.get() < 0) return -1;
-  return OpenNoSymlinks(root.get(), (*below)->rel, flags);
+  const std::shared_ptr<const UniqueFd> root = RootFd(**below);
+  if (root->get() < 0) return -1;
+  return OpenNoSymlinks(root->get(), (*below)->rel, flags);
 }
 
 // Where an operation on one name happens. Below a registered root: `dir` is the directory that
@@ -259,9 +303,12 @@ Place Locate(const std::string& path) {
   const std::string& rel = p.below->rel;
   const size_t slash = rel.find_last_of('/');
   p.name = slash == std::string::npos ? rel : rel.substr(slash + 1);
-  p.dir.reset(OpenRoot(*p.below));
-  if (p.dir.get() >= 0 && slash != std::string::npos) {
-    p.dir.reset(OpenNoSymlinks(p.dir.get(), rel.substr(0, slash), O_RDONLY | O_DIRECTORY));
+  if (slash == std::string::npos) {
+    p.dir.reset(OpenRoot(*p.below));  // the root itself holds the name: a descriptor of its own
+  } else if (const std::shared_ptr<const UniqueFd> root = RootFd(*p.below); root->get() >= 0) {
+    p.dir.reset(OpenNoSymlinks(root->get(), rel.substr(0, slash), O_RDONLY | O_DIRECTORY));
+  } else {
+    p.dir.reset(-1);
   }
   if (p.dir.get() < 0) p.err = errno;
   return p;

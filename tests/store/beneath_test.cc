@@ -205,6 +205,34 @@ TEST_CASE("the OS seam reads below a devflow root through no planted symlink") {
 // directory holding a file of the same name is put in its place. Reopening by name after the
 // lock (the fstat-versus-stat check of a replace) would follow the link and append to the host
 // file; through the directory fd the append was made with, it lands in the file it locked.
+// Issue 8: the opened root is kept and reused while its path still names that directory
+// (RootFd). A root renamed away and replaced by another directory is that other directory at
+// the next read and write; one replaced by a link is refused, as before.
+TEST_CASE("a devflow root replaced after it was used is read and written afresh") {
+  Planted w;
+  FileSystem& fs = w.fs;
+  const std::string card_md = w.card + "/card.md";
+  REQUIRE(fs.WriteFileAtomic(card_md, "old").ok());
+  REQUIRE(fs.ReadFile(card_md).value() == "old");  // the root is opened and kept
+
+  const std::string aside = w.tmp.path() + "/old-root";
+  REQUIRE(::rename(w.real_root.c_str(), aside.c_str()) == 0);
+  REQUIRE(fs.CreateDirs(w.real_root + "/tasks/0001-a").ok());
+  Spit(w.real_root + "/tasks/0001-a/card.md", "new");
+  CHECK(fs.ReadFile(card_md).value() == "new");
+  REQUIRE(fs.WriteFileAtomic(card_md, "written").ok());
+  CHECK(Slurp(w.real_root + "/tasks/0001-a/card.md") == std::optional<std::string>("written"));
+  CHECK(Slurp(aside + "/tasks/0001-a/card.md") == std::optional<std::string>("old"));
+
+  // Swapped for a link to the old one: refused, not read through the kept descriptor.
+  const std::string newer = w.tmp.path() + "/new-root";
+  REQUIRE(::rename(w.real_root.c_str(), newer.c_str()) == 0);
+  REQUIRE(::symlink(aside.c_str(), w.real_root.c_str()) == 0);
+  Result<std::string> linked = fs.ReadFile(card_md);
+  REQUIRE_FALSE(linked.ok());
+  CHECK(linked.status().code() == "ELOOP");
+}
+
 TEST_CASE("an append waiting for its lock writes through no link planted while it waited") {
   Planted w;
   const std::string ledger = w.root + "/ledger/decisions.jsonl";
