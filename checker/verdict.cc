@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -241,19 +242,177 @@ std::optional<VerdictClaim> ClaimAt(std::string_view text, const Word& word, boo
   return std::nullopt;
 }
 
-// A veto stated in prose. Either the keyword `verdict` or `decision` (also as a quoted key),
-// then up to kMaxConnectors connecting words, then a negative verdict word
-// (IsNegativeVerdictWord: `**Verdict:** veto`, `Decision: reject`, `"verdict": "veto"`) or a
-// positive one after `not` (`Verdict: not approved`). Or the checker in the first person: `I`
-// or `we` (not after IsNotAssertingBefore's words in its clause), up to kMaxConnectors
-// connecting words with no negation among them, then a negative verdict word ("I must veto
-// this card", "we reject it", "I'm going to veto"; trial12 d03); "I do not veto", "I won't
-// veto", "I see no reason to veto", "there is nothing I would reject" state none. Only these
-// strong forms: a lone "no" or "blocks" in a statement ("Decision: no blocking issues") is how
-// honest replies sum up.
-std::optional<VerdictClaim> StatedVeto(std::string_view text) {
-  Word prev;  // the word before, in this clause (none after a clause end)
+// ---- The statement rules (StatedVeto) ----
+
+// The negative words a statement states a veto with (the clause rule below): the claim scan's
+// negative words and every word a reader takes for a refusal in a verdict's clause ("Verdict:
+// FAILED.", "Decision: declined.", "Verdict: unacceptable.", "Verdict: negative."; trial13 R1).
+bool IsStatedNegativeWord(std::string_view w) {
+  return IsNegativeVerdictWord(w) ||
+         OneOf(w, {"denial",      "block",       "blocks",      "blocked",     "blocking",
+                   "blocker",     "fail",        "fails",       "failed",      "failing",
+                   "failure",     "decline",     "declines",    "declined",    "declining",
+                   "disapprove",  "disapproves", "disapproved", "disapproval", "unacceptable",
+                   "negative",    "refuse",      "refuses",     "refused",     "refusal",
+                   "nogo",        "unapproved",  "disallow",    "disallows",   "disallowed",
+                   "inadmissible"});
+}
+
+// The signs a reader takes for a refusal: 👎 ❌ ❎ ✗ ✘ ⛔ 🚫 🛑 (trial13 e45).
+bool IsNegativeSign(char32_t cp) {
+  return cp == 0x1F44E || cp == 0x274C || cp == 0x274E || cp == 0x2717 || cp == 0x2718 ||
+         cp == 0x26D4 || cp == 0x1F6AB || cp == 0x1F6D1;
+}
+
+// The words that say yes, by their stems: a negation before one states a refusal ("Decision:
+// I cannot approve this.", "Verdict: do not merge.", "no-go", "not acceptable").
+bool IsPositiveWord(std::string_view w) {
+  for (std::string_view stem : {"allow", "admit", "accept", "approv", "pass", "merg", "proceed"}) {
+    if (w.substr(0, stem.size()) == stem) return true;
+  }
+  return OneOf(w, {"ok", "okay", "lgtm", "go", "yes"});
+}
+
+// A negation: `not`, `no`, `never`, `cannot`, `nor`, the `t` of an `n't` and the forms written
+// without the apostrophe.
+bool IsNegation(std::string_view w) {
+  return OneOf(w, {"not", "no", "never", "cannot", "nor", "t", "dont", "cant", "wont", "isnt",
+                   "shouldnt", "wouldnt", "doesnt", "didnt", "mustnt"});
+}
+
+// How many words after a negation a positive word may stand ("not going to approve").
+constexpr size_t kNegationReach = 4;
+
+// A clause of prose as the statement rule reads it: its words and signs, in order.
+struct ClauseToken {
+  enum Kind { kKeyword, kNegative, kPositive, kNegation, kOr, kOther } kind;
+  size_t at, end;
+  bool soft_before;  // only spaces, quotes, backticks, `*`, `_`, `|`, `/` since the last token
+  bool bar_before;   // and among them a `|` or `/`: `"allow" | "veto"` offers a choice
+};
+
+// Whether the verdict word t[i] is offered as one of a choice with a word of the other kind
+// (`"allow" | "veto"` as the contract writes it, `allow/veto`, `allow or veto`): it names the
+// choices and states nothing.
+bool Offered(const std::vector<ClauseToken>& t, size_t i) {
+  const auto other = [&](size_t j) {
+    return (t[j].kind == ClauseToken::kPositive || t[j].kind == ClauseToken::kNegative) &&
+           t[j].kind != t[i].kind;
+  };
+  const auto linked = [&](size_t a, size_t b) {  // b == a + 1, or b == a + 2 across an `or`
+    if (b == a + 1) return t[b].soft_before && t[b].bar_before;
+    return t[a + 1].kind == ClauseToken::kOr && t[a + 1].soft_before && t[b].soft_before;
+  };
+  for (size_t d = 1; d <= 2; ++d) {
+    if (i >= d && other(i - d) && linked(i - d, i)) return true;
+    if (i + d < t.size() && other(i + d) && linked(i, i + d)) return true;
+  }
+  return false;
+}
+
+// The veto a clause that holds the keyword states, if any: its first negative word not offered
+// as a choice, or its first positive word within kNegationReach words after a negation. The
+// claim spans that and the keyword.
+std::optional<VerdictClaim> ClauseVeto(const std::vector<ClauseToken>& t) {
+  const auto key = std::find_if(
+      t.begin(), t.end(), [](const ClauseToken& k) { return k.kind == ClauseToken::kKeyword; });
+  if (key == t.end()) return std::nullopt;
+  const auto claim = [&](size_t from, size_t to) {
+    return VerdictClaim{std::min(key->at, t[from].at), std::max(key->end, t[to].end)};
+  };
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind == ClauseToken::kNegative && !Offered(t, i)) return claim(i, i);
+    if (t[i].kind != ClauseToken::kNegation) continue;
+    for (size_t j = i + 1; j < t.size() && j <= i + kNegationReach; ++j) {
+      if (t[j].kind == ClauseToken::kPositive) return claim(i, j);
+    }
+  }
+  return std::nullopt;
+}
+
+// The clause rule (issue 7 item 1; trial13 R1): a verdict statement is the clause that holds
+// the keyword `verdict` or `decision`, wherever in it the keyword stands. A clause runs to a
+// sentence end (`.`, `!`, `?`) or a blank line; markup (`**`, `<b>`, `(final)`, `|`, `:`,
+// commas, a single line end, so a whole Markdown table) does not end it, nor does a blank line
+// right after the keyword (a heading `## Verdict`, a setext `Decision` + `====`): the
+// heading's next paragraph is in its clause. The clause states a veto when it holds a negative
+// word (IsStatedNegativeWord, a negative sign) not offered as a choice, or a negation before a
+// positive word.
+std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text) {
+  std::vector<ClauseToken> tokens;
+  bool soft = true, bar = false;  // the gap since the last token
+  int line_ends = 0;              // line ends since the last visible unit
+  const auto push = [&](ClauseToken::Kind kind, size_t at, size_t end) {
+    tokens.push_back(ClauseToken{kind, at, end, soft, bar});
+    soft = true;
+    bar = false;
+  };
+  const auto end_clause = [&]() {
+    const std::optional<VerdictClaim> claim = ClauseVeto(tokens);
+    tokens.clear();
+    soft = true;
+    bar = false;
+    return claim;
+  };
   for (size_t i = 0; i < text.size();) {
+    const Unit u = UnitAt(text, i);
+    if (u.c == kSkip || u.c == ' ') {
+      i += u.length;
+      continue;
+    }
+    if (u.c == '\n') {
+      // A blank line ends the clause, unless the keyword is its last word (a heading).
+      if (++line_ends == 2 && !tokens.empty() && tokens.back().kind != ClauseToken::kKeyword) {
+        if (auto claim = end_clause()) return claim;
+      }
+      i += u.length;
+      continue;
+    }
+    line_ends = 0;
+    if (IsWordChar(u.c)) {
+      const Word word = ReadWord(text, i);
+      const std::string_view w = word.Text();
+      ClauseToken::Kind kind = ClauseToken::kOther;
+      if (w == "verdict" || w == "decision") {
+        kind = ClauseToken::kKeyword;
+      } else if (IsStatedNegativeWord(w)) {
+        kind = ClauseToken::kNegative;
+      } else if (IsNegation(w)) {
+        kind = ClauseToken::kNegation;
+      } else if (IsPositiveWord(w)) {
+        kind = ClauseToken::kPositive;
+      } else if (w == "or") {
+        kind = ClauseToken::kOr;
+      }
+      push(kind, word.at, word.end);
+      i = word.end;
+      continue;
+    }
+    if (u.c == '.' || u.c == '!' || u.c == '?') {
+      if (auto claim = end_clause()) return claim;
+    } else if (u.c == kOther && IsNegativeSign(DecodeUtf8At(text, i).cp)) {
+      push(ClauseToken::kNegative, i, i + u.length);
+    } else {
+      const bool soft_unit = u.c == '"' || u.c == '\'' || u.c == '`' || u.c == '*' || u.c == '_' ||
+                             u.c == '|' || u.c == '/';
+      soft = soft && soft_unit;
+      bar = bar || u.c == '|' || u.c == '/';
+    }
+    i += u.length;
+  }
+  return end_clause();
+}
+
+// A veto stated in prose before the deciding allow: the clause rule (ClauseStatedVeto), or the
+// checker in the first person: `I` or `we` (not after IsNotAssertingBefore's words in its
+// clause), up to kMaxConnectors connecting words with no negation among them, then a negative
+// verdict word ("I must veto this card", "we reject it", "I'm going to veto"; trial12 d03);
+// "I do not veto", "I won't veto", "I see no reason to veto", "there is nothing I would
+// reject" state none. Of the two, the earlier is quoted.
+std::optional<VerdictClaim> StatedVeto(std::string_view text) {
+  const std::optional<VerdictClaim> clause = ClauseStatedVeto(text);
+  Word prev;  // the word before, in this clause (none after a clause end)
+  for (size_t i = 0; i < text.size() && (!clause || i < clause->at);) {
     const Unit u = UnitAt(text, i);
     if (!IsWordChar(u.c)) {
       if (EndsClause(u.c) || u.c == ':') prev = Word();
@@ -262,29 +421,24 @@ std::optional<VerdictClaim> StatedVeto(std::string_view text) {
     }
     const Word word = ReadWord(text, i);
     i = word.end;
-    const std::string_view head = word.Text();
-    const bool keyword = head == "verdict" || head == "decision";
-    const bool first_person = IsFirstPerson(head) && !IsNotAssertingBefore(prev.Text());
+    const bool first_person = IsFirstPerson(word.Text()) && !IsNotAssertingBefore(prev.Text());
     prev = word;
-    if (!keyword && !first_person) continue;
+    if (!first_person) continue;
     Gap gap = ReadGap(text, word.end);
-    bool joined = first_person || gap.marked, negated = false;
     for (int connectors = 0; gap.end < text.size(); ++connectors) {
       if (!IsWordChar(UnitAt(text, gap.end).c)) break;  // a clause ends
       const Word next = ReadWord(text, gap.end);
       const std::string_view w = next.Text();
-      if (joined && (IsVerdictWord(w) || IsNegativeVerdictWord(w))) {  // also `vetoing`
-        if (IsNegativeVerdictWord(w) != negated) return VerdictClaim{word.at, next.end};
+      if (IsVerdictWord(w) || IsNegativeVerdictWord(w)) {  // also `vetoing`
+        if (IsNegativeVerdictWord(w)) return VerdictClaim{word.at, next.end};
         break;
       }
-      if (connectors == kMaxConnectors || !IsConnector(w)) break;
-      if (w == "not" && !keyword) break;  // "I do not veto": no claim
-      negated = negated || w == "not";
-      joined = true;
+      // `not` ends a first-person statement ("I do not veto"): no claim.
+      if (connectors == kMaxConnectors || !IsConnector(w) || w == "not") break;
       gap.end = ReadGap(text, next.end).end;
     }
   }
-  return std::nullopt;
+  return clause;
 }
 
 }  // namespace

@@ -590,8 +590,6 @@ const Admitted kStillDecide[] = {
      "\n"},
     {"a contrary statement before a veto fence (a draft)",
      "## Verdict\nallow at first; on reflection:\n", false, ""},
-    {"a verdict denied before an allow fence", "Verdict: not a veto.\n", true, ""},
-    {"a decision that is no blocker", "Decision: no blocking issues.\n", true, ""},
     {"a decision line before a veto fence", "Decision: veto\n\n", false, "\n"},
     {"the quoted contract before the fence",
      "You asked for:\n```json\n{\"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\"}\n"
@@ -629,6 +627,114 @@ TEST_CASE("a veto stated in prose before an allow block leaves no verdict") {
       // The same prose before a veto block: the veto decides.
       CHECK(ParseLastVerdict(before + Fence(false, nonce) + "\n", nonce));
     }
+  }
+}
+
+// A string as the fault reason quotes it (JSON, short strings only).
+std::string Quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+TEST_CASE("a clause that holds the keyword and a negative word states a veto before an allow") {
+  // trial13 R1 (admitted before, nonce on and off): the keyword anywhere in the clause, words
+  // off the old list, a negation before a positive word, markup inside the clause; the fault
+  // quotes the keyword through the word that states the veto.
+  const std::pair<std::string, std::string> cases[] = {
+      {"My verdict on this design: veto. REQ-7 is missing.\n",
+       "verdict on this design: veto"},                             // f01
+      {"Verdict on REQ-7: reject.\n", "Verdict on REQ-7: reject"},  // f02
+      {"Overall verdict for the PRD and design: rejected.\n",
+       "verdict for the PRD and design: rejected"},                                    // f03
+      {"**Verdict** (after review): **veto**\n", "Verdict** (after review): **veto"},  // f08
+      {"<b>Verdict</b>: veto. REQ-7 is missing.\n", "Verdict</b>: veto"},              // e23
+      {"The verdict for this card: veto. REQ-7 is missing.\n",
+       "verdict for this card: veto"},                                          // e24
+      {"Verdict (final): veto. REQ-7 is missing.\n", "Verdict (final): veto"},  // e25
+      {"Verdict: blocked. REQ-7 is missing.\n", "Verdict: blocked"},            // e26
+      {"Verdict: FAILED. REQ-7 is missing.\n", "Verdict: FAILED"},              // e27
+      {"Decision: declined. REQ-7 is missing.\n", "Decision: declined"},        // e28
+      {"Verdict: do not merge. REQ-7 is missing.\n", "Verdict: do not merge"},  // e30
+      {"Verdict: disapproved. REQ-7 is missing.\n", "Verdict: disapproved"},    // e31
+      {"Verdict: unacceptable. REQ-7 is missing.\n", "Verdict: unacceptable"},  // e37
+      {"Decision: I cannot approve this.\n", "Decision: I cannot approve"},     // e43
+      {"Verdict: negative. REQ-7 is missing.\n", "Verdict: negative"},          // e44
+      {"Verdict: \xF0\x9F\x91\x8E\n", "Verdict: \xF0\x9F\x91\x8E"},             // e45
+      {"Verdict: no-go.\n", "Verdict: no-go"},
+      {"Verdict: ~~allow~~ veto\n", "Verdict: ~~allow~~ veto"},  // g10
+      {"Rejected, and that is my verdict.\n", "Rejected, and that is my verdict"},
+      // e35: a Markdown table is one clause (a single line end does not end it)
+      {"| Verdict | Reason |\n|---|---|\n| veto | REQ-7 missing |\n",
+       "Verdict | Reason |\n|---|---|\n| veto"},
+      // a heading's paragraph is its clause
+      {"## Verdict\n\nVeto, REQ-7 is missing.\n", "Verdict\n\nVeto"},
+      {"Decision\n========\n\nReject: REQ-7 is missing.\n", "Decision\n========\n\nReject"},
+  };
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    CAPTURE(nonce.value_or("(verdictNonce off)"));
+    for (const auto& [before, said] : cases) {
+      CAPTURE(before);
+      const std::string reply = before + Fence(true, nonce) + "\n";
+      CHECK_FALSE(ParseLastVerdict(reply, nonce));
+      CHECK(VerdictFaultReason(reply, nonce) ==
+            "the reply states a veto (" + Quoted(said) +
+                ") before its last verdict block, which allows; a reply must give one verdict, "
+                "so it has none");
+      const auto veto = ParseLastVerdict(before + Fence(false, nonce) + "\n", nonce);
+      REQUIRE(veto);
+      CHECK_FALSE(veto->allow);
+    }
+  }
+}
+
+TEST_CASE("honest verdict clauses before an allow block still admit") {
+  const char* const cases[] = {
+      "Here is my verdict:\n",
+      "Here is my verdict:\n\n",
+      "Verdict: allow\n",
+      "**Verdict:** allow. REQ-7 is defined; nothing is missing.\n",
+      "My decision is to allow.\n",
+      "My verdict follows.\n",
+      "The design does not fail any check. My verdict follows.\n",
+      "Verdict: allow.\n\nNo blocking issues.\n",
+      // the contract quoted back offers the choice and states nothing
+      "You asked for:\n```json\n{\"verdict\": \"allow\" | \"veto\", \"summary\": \"<one line>\"}\n"
+      "```\n",
+      "The verdict is allow or veto; mine is below.\n",
+  };
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    for (const char* before : cases) {
+      CAPTURE(before);
+      const std::string reply = before + Fence(true, nonce) + "\n";
+      const auto verdict = ParseLastVerdict(reply, nonce);
+      REQUIRE(verdict);
+      CHECK(verdict->allow);
+    }
+  }
+}
+
+TEST_CASE("honest verdict clauses that now park are the price of the clause rule") {
+  // docs/decisions.md, "A veto stated before the allow block": a negative word in the keyword's
+  // clause is read as a veto even where it describes something else, the closed way.
+  const char* const cases[] = {
+      "Verdict: allow, nothing blocks it.\n",
+      "Decision: no blocking issues.\n",
+      "Verdict: not a veto.\n",
+      "The decision to reject option B in favour of A is sound.\n",
+  };
+  for (const char* before : cases) {
+    CAPTURE(before);
+    CHECK_FALSE(ParseLastVerdict(before + Fence(true, std::nullopt) + "\n", std::nullopt));
   }
 }
 
