@@ -796,6 +796,25 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
     // drafts do not decode, so they still may precede; an earlier allow before a final veto
     // changes nothing, the veto decides. docs/decisions.md, "Verdict blocks that disagree".
     if (verdict->allow) {
+      // The allow's own words get the after-block scan: a summary or finding that claims a
+      // verdict ("Verdict: veto (REQ-7 missing)", "Rejected: …", ["verdict: veto"]; trial13
+      // R2 f11 f12 e66 e67) is printed under "moved", and says the opposite of the block.
+      std::vector<std::pair<std::string_view, const std::string*>> words{
+          {"summary", &verdict->summary}};
+      for (const std::string& finding : verdict->findings)
+        words.emplace_back("a finding", &finding);
+      for (const auto& [field, text] : words) {
+        if (const auto claim = FindVerdictClaim(*text, ClaimForms::kKeysAndStatements)) {
+          if (why) {
+            const std::string said(
+                std::string_view(*text).substr(claim->at, claim->end - claim->at));
+            *why = "the last verdict block allows, but its " + std::string(field) +
+                   " claims a verdict (" + Quoted(said) +
+                   "); only the \"verdict\" field may decide, so a reply that says both has none";
+          }
+          return std::nullopt;
+        }
+      }
       for (auto earlier = std::next(it); earlier != blocks.rend(); ++earlier) {
         if (!ClaimsVerdict(*earlier)) continue;
         const std::optional<Verdict> draft = Decode(earlier->content, nullptr);

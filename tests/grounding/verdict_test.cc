@@ -738,6 +738,53 @@ TEST_CASE("honest verdict clauses that now park are the price of the clause rule
   }
 }
 
+TEST_CASE("an allow whose own summary or finding claims a verdict is no verdict") {
+  // trial13 R2 (admitted before, the terminal printed "check by agent: Verdict: veto ..."):
+  // the summary and each finding get the after-block scan.
+  const std::pair<std::string, std::string> cases[] = {
+      {R"j("summary": "Verdict: veto (REQ-7 missing)")j",
+       "summary claims a verdict (\"Verdict: veto (REQ-7 missing)\")"},  // f12
+      {R"j("summary": "Rejected: REQ-7 is missing from the PRD")j",
+       "summary claims a verdict (\"Rejected\")"},  // f11
+      {R"j("summary": "VETO: REQ-7 missing, do not merge")j",
+       "summary claims a verdict (\"VETO\")"},  // e66
+      {R"j("summary": "ok\nVerdict: veto")j",
+       "summary claims a verdict (\"Verdict: veto\")"},  // g13
+      {R"j("summary": "ok", "findings": ["REQ-1 grounded", "verdict: veto"])j",
+       "a finding claims a verdict (\"verdict: veto\")"},  // e67
+  };
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    for (const auto& [fields, said] : cases) {
+      CAPTURE(fields);
+      const std::string reply =
+          Block("{\"verdict\": \"allow\", " + fields +
+                (nonce ? ", \"nonce\": \"" + *nonce + "\"" : std::string()) + "}") +
+          "\n";
+      CHECK_FALSE(ParseLastVerdict(reply, nonce));
+      CHECK(VerdictFaultReason(reply, nonce) ==
+            "the last verdict block allows, but its " + said +
+                "; only the \"verdict\" field may decide, so a reply that says both has none");
+      // The same words in a veto's summary: the veto decides.
+      std::string veto = reply;
+      veto.replace(veto.find("allow"), 5, "veto");
+      const auto decided = ParseLastVerdict(veto, nonce);
+      REQUIRE(decided);
+      CHECK_FALSE(decided->allow);
+    }
+  }
+  // Honest allow summaries and findings still decide.
+  for (const char* fields :
+       {R"j("summary": "No blocking issues; REQ-7 is defined in the PRD.")j",
+        R"j("summary": "ok", "findings": ["REQ-7 appears in the PRD", "nothing fails"])j"}) {
+    CAPTURE(fields);
+    const auto verdict =
+        ParseLastVerdict(Block(std::string("{\"verdict\": \"allow\", ") + fields + "}") + "\n");
+    REQUIRE(verdict);
+    CHECK(verdict->allow);
+  }
+}
+
 TEST_CASE("a first-person veto before an allow block leaves no verdict") {
   // trial12 d03 (admitted before, nonce on and off) and the forms of the same statement: `I` or
   // `we`, up to three connecting words, no negation, a negative verdict word; the fault quotes
