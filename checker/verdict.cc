@@ -640,6 +640,54 @@ const std::string* OtherVerdictKey(const nlohmann::json& value, bool top) {
   return nullptr;
 }
 
+// Whether `folded` (FoldKey) holds one of `stems`.
+bool HoldsStem(std::string_view folded, std::initializer_list<std::string_view> stems) {
+  return std::any_of(stems.begin(), stems.end(), [&](std::string_view stem) {
+    return folded.find(stem) != std::string_view::npos;
+  });
+}
+
+// A value that says a decision, at any depth of `value` (objects, arrays), other than the
+// top-level `verdict` itself when `top` (trial13 R3): a string that is, trimmed and read as the
+// claim scan reads it, a negative word of the statement rule (`"rejected"`, `"veto"`,
+// `"Denied"`) or starts with one and a `:` (`"veto: REQ-7"`); `false` under a key that holds a
+// positive stem (`"approvedByReviewer"`, `"is_allowed"`, `"ok"`, `"lgtm"`, `"mergeable"`);
+// `true` under a key that holds a negative one (`"veto"`, `"blocked"`). Returns `"key": value`.
+// `top`: `value` is the deciding object, whose `verdict`, `summary` and `findings` are skipped.
+std::optional<std::string> DecisionValue(const nlohmann::json& value, bool top) {
+  const auto says = [](std::string_view key, const nlohmann::json& v) -> bool {
+    bool reordered = false;
+    const std::string name = FoldKey(key, &reordered);
+    if (v.is_boolean()) {
+      return v.get<bool>() ? HoldsStem(name, {"veto", "reject", "deny", "denied", "block", "fail",
+                                              "declin", "refus"})
+                           : HoldsStem(name, {"approv", "allow", "accept", "pass", "ok", "lgtm",
+                                              "merge", "admit"});
+    }
+    if (!v.is_string()) return false;
+    const std::string text = FoldKey(JsTrim(v.get_ref<const std::string&>()), &reordered);
+    size_t n = 0;
+    while (n < text.size() && IsWordChar(text[n])) ++n;
+    return (n == text.size() || text[n] == ':') && IsStatedNegativeWord(text.substr(0, n));
+  };
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      // The verdict itself; an allow's summary and findings are read as prose (ParseLast).
+      if (top && (it.key() == "verdict" || it.key() == "summary" || it.key() == "findings")) {
+        continue;
+      }
+      if (says(it.key(), it.value())) return Quoted(it.key()) + ": " + Quoted(it.value());
+      if (auto nested = DecisionValue(it.value(), false)) return nested;
+    }
+  } else if (value.is_array()) {
+    for (const auto& item : value) {
+      if (says("", item)) return Quoted(item);
+      if (auto nested = DecisionValue(item, false)) return nested;
+    }
+  }
+  return std::nullopt;
+}
+
 // DecodeVerdictBlock's rules, one by one; on the first that fails, `why` says which (the
 // wording of VerdictFaultReason, after "the last verdict block "). `odd_nonce`, when given, is
 // set to the quoted value of a "nonce" that is there but not a string (a valid verdict still;
@@ -686,6 +734,14 @@ std::optional<Verdict> Decode(std::string_view content, std::string* why,
     }
   }
 
+  // So does a value that says a decision anywhere in it (`"status": "rejected"`,
+  // `"recommendation": "veto"`, `"is_allowed": false`, a nested `{"meta": {"veto": true}}`).
+  // Only beside an allow: a veto decides whatever else it says.
+  if (const auto said = word == "allow" ? DecisionValue(value, true) : std::nullopt) {
+    return no("has the decision value " + *said +
+              " besides \"verdict\" (ambiguous; only \"verdict\" may say the decision)");
+  }
+
   const auto summary = value.find("summary");
   if (summary == value.end()) return no("has no \"summary\"; expected a non-blank string");
   if (!summary->is_string()) {
@@ -721,6 +777,15 @@ std::optional<Verdict> Decode(std::string_view content, std::string* why,
     }
   }
   return out;
+}
+
+// The decision value (DecisionValue, `verdict` included) of an earlier block that is JSON.
+std::optional<std::string> EarlierDecisionValue(std::string_view content) {
+  if (JsonNestingDepth(content) > kMaxJsonDepth) return std::nullopt;
+  const nlohmann::json value = nlohmann::json::parse(JsonTextAsJsReadsIt(content), nullptr,
+                                                     /*allow_exceptions=*/false);
+  if (value.is_discarded()) return std::nullopt;
+  return DecisionValue(value, false);
 }
 
 // ParseLastVerdict's rule; `why` as VerdictFaultReason words it.
@@ -818,7 +883,17 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
       for (auto earlier = std::next(it); earlier != blocks.rend(); ++earlier) {
         if (!ClaimsVerdict(*earlier)) continue;
         const std::optional<Verdict> draft = Decode(earlier->content, nullptr);
-        if (!draft || draft->allow) continue;
+        if (!draft || draft->allow) {
+          // An earlier block that says a decision value counts as a veto too (a draft
+          // `{"approved": false, …}`, an ambiguous allow; trial13 R4 e51).
+          const std::optional<std::string> said = EarlierDecisionValue(earlier->content);
+          if (!said) continue;
+          if (why) {
+            *why = "the reply's verdict blocks disagree: an earlier block says " + *said +
+                   ", the last allows; a reply must give one verdict, so it has none";
+          }
+          return std::nullopt;
+        }
         if (why) {
           *why = "the reply's verdict blocks disagree: an earlier block vetoes (" +
                  Quoted(draft->summary) +

@@ -785,6 +785,68 @@ TEST_CASE("an allow whose own summary or finding claims a verdict is no verdict"
   }
 }
 
+TEST_CASE("a value that says a decision beside an allow makes the object ambiguous") {
+  // trial13 R3 (admitted before): a decision value at any depth, by its value, not its key.
+  const std::pair<std::string, std::string> cases[] = {
+      {R"j("recommendation": "veto")j", R"j("recommendation": "veto")j"},        // e01
+      {R"j("recommendation": "reject")j", R"j("recommendation": "reject")j"},    // f13
+      {R"j("final_answer": "veto")j", R"j("final_answer": "veto")j"},            // e02
+      {R"j("ruling": "Veto: REQ-7")j", R"j("ruling": "Veto: REQ-7")j"},          // e07
+      {R"j("conclusion": " reject ")j", R"j("conclusion": " reject ")j"},        // e08
+      {R"j("approvedByReviewer": false)j", R"j("approvedByReviewer": false)j"},  // e03
+      {R"j("is_allowed": false)j", R"j("is_allowed": false)j"},                  // e10
+      {R"j("ok": false)j", R"j("ok": false)j"},                                  // e04
+      {R"j("lgtm": false)j", R"j("lgtm": false)j"},                              // e11
+      {R"j("mergeable": false)j", R"j("mergeable": false)j"},                    // e05
+      {R"j("status": "rejected")j", R"j("status": "rejected")j"},                // e06
+      {R"j("details": {"decision": "veto"})j", R"j("decision": "veto")j"},       // e09
+      {R"j("meta": {"veto": true})j", R"j("veto": true)j"},                      // g17
+      {R"j("history": [{"step": 1}, "DENIED"])j", R"j("DENIED")j"},
+  };
+  for (const auto& [field, said] : cases) {
+    CAPTURE(field);
+    const std::string& quoted = said;
+    const std::string reply =
+        Block("{\"verdict\": \"allow\", \"summary\": \"ok\", " + field + "}") + "\n";
+    CHECK_FALSE(ParseLastVerdict(reply));
+    CHECK(VerdictFaultReason(reply) ==
+          "the last verdict block has the decision value " + quoted +
+              " besides \"verdict\" (ambiguous; only \"verdict\" may say the decision)");
+    // Beside a veto the same value changes nothing: the veto decides.
+    const auto veto =
+        ParseLastVerdict(Block("{\"verdict\": \"veto\", \"summary\": \"ok\", " + field + "}"));
+    REQUIRE(veto);
+    CHECK_FALSE(veto->allow);
+  }
+  // Values that say no decision leave the allow deciding.
+  const auto allow = ParseLastVerdict(Block(
+      R"j({"verdict": "allow", "summary": "ok", "status": "done", "checks_passed": true, "failures": 0, "notes": "no veto needed", "blockers": [], "merge_ready": true})j"));
+  REQUIRE(allow);
+  CHECK(allow->allow);
+}
+
+TEST_CASE("an earlier block that says a decision value is a veto before the allow") {
+  // trial13 R4 e51: a draft that is no valid verdict but says "approved": false, then an allow.
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    const std::string reply = Block(R"j({"approved": false, "summary": "REQ-7 missing"})j") +
+                              "\nOn reflection:\n" + Fence(true, nonce) + "\n";
+    CHECK_FALSE(ParseLastVerdict(reply, nonce));
+    CHECK(VerdictFaultReason(reply, nonce) ==
+          "the reply's verdict blocks disagree: an earlier block says \"approved\": false, the "
+          "last allows; a reply must give one verdict, so it has none");
+    // An ambiguous earlier allow counts the same way.
+    CHECK_FALSE(
+        ParseLastVerdict(Block(R"j({"verdict": "allow", "summary": "x", "decision": "veto"})j") +
+                             "\n" + Fence(true, nonce) + "\n",
+                         nonce));
+    // An earlier allow draft does not.
+    CHECK(ParseLastVerdict(
+        Block(R"j({"verdict": "allow", "summary": "draft"})j") + "\n" + Fence(true, nonce) + "\n",
+        nonce));
+  }
+}
+
 TEST_CASE("a first-person veto before an allow block leaves no verdict") {
   // trial12 d03 (admitted before, nonce on and off) and the forms of the same statement: `I` or
   // `we`, up to three connecting words, no negation, a negative verdict word; the fault quotes
