@@ -77,25 +77,70 @@ bool IsBidiControl(char32_t cp) {
          (cp >= 0x2066 && cp <= 0x2069);
 }
 
-Unit UnitAt(std::string_view text, size_t i) {
-  const auto byte = static_cast<unsigned char>(text[i]);
-  if (byte < 0x80) {
-    if (byte == '\t' || byte == '\r' || byte == '\v' || byte == '\f') return {' ', 1};
-    return {static_cast<char>(byte), 1};  // NUL is kSkip
+// A code point decoded from `length` bytes, as the scan reads it.
+Unit UnitOf(char32_t cp, size_t length) {
+  if (cp < 0x80) {
+    if (cp == '\t' || cp == '\r' || cp == '\v' || cp == '\f') return {' ', length};
+    return {static_cast<char>(cp), length};  // NUL is kSkip
   }
-  const Utf8Step step = DecodeUtf8At(text, i);  // the repo's one UTF-8 decoder (host/utf8.h)
   // Code points that hide between letters (host/utf8.h IsDefaultIgnorable) are skipped.
   // So are combining marks, and U+FFFD, which stands for an ill-formed byte (JSON.parse's
   // reading of one, or of a lone surrogate escape `\ud800`) that is skipped where it is raw.
-  if (!step.valid || IsDefaultIgnorable(step.cp) || IsCombiningMark(step.cp) || step.cp == 0xFFFD) {
-    return {kSkip, step.length};
+  if (IsDefaultIgnorable(cp) || IsCombiningMark(cp) || cp == 0xFFFD) return {kSkip, length};
+  if (cp == 0x2028 || cp == 0x2029) return {'\n', length};
+  if (IsJsWhiteSpace(cp)) return {' ', length};
+  if (cp >= 0xFF01 && cp <= 0xFF5E) return {static_cast<char>(cp - 0xFEE0), length};
+  return {kOther, length};
+}
+
+// The value of `min` to `max` digits in `base` (10 or 16) at text[at], or -1; `used`: how many.
+long DigitsAt(std::string_view text, size_t at, size_t min, size_t max, int base, size_t* used) {
+  long value = 0;
+  size_t n = 0;
+  for (; n < max && at + n < text.size(); ++n) {
+    const char c = Lower(text[at + n]);
+    const int d = c >= '0' && c <= '9'                   ? c - '0'
+                  : (base == 16 && c >= 'a' && c <= 'f') ? c - 'a' + 10
+                                                         : -1;
+    if (d < 0) break;
+    value = value * base + d;
   }
-  if (step.cp == 0x2028 || step.cp == 0x2029) return {'\n', step.length};
-  if (IsJsWhiteSpace(step.cp)) return {' ', step.length};
-  if (step.cp >= 0xFF01 && step.cp <= 0xFF5E) {
-    return {static_cast<char>(step.cp - 0xFEE0), step.length};
+  *used = n;
+  return n >= min ? value : -1;
+}
+
+// An escape that a reader of the rendered text sees as one character (trial13 e41, e50, h05):
+// an HTML numeric character reference (`&#118;`, `&#x76;`), `&nbsp;`, or a JSON `\uXXXX`
+// escape. Returns the code point and the escape's length, or length 0.
+std::pair<char32_t, size_t> EscapeAt(std::string_view text, size_t i) {
+  size_t used = 0;
+  if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == 'u') {
+    const long cp = DigitsAt(text, i + 2, 4, 4, 16, &used);
+    if (cp >= 0) return {static_cast<char32_t>(cp), 6};
+  } else if (text[i] == '&') {
+    if (text.substr(i, 6) == "&nbsp;") return {0xA0, 6};
+    if (i + 2 < text.size() && text[i + 1] == '#') {
+      const bool hex = Lower(text[i + 2]) == 'x';
+      const size_t at = i + 2 + (hex ? 1 : 0);
+      const long cp = DigitsAt(text, at, 1, 7, hex ? 16 : 10, &used);
+      if (cp >= 0 && cp <= 0x10FFFF && at + used < text.size() && text[at + used] == ';') {
+        return {static_cast<char32_t>(cp), at + used + 1 - i};
+      }
+    }
   }
-  return {kOther, step.length};
+  return {0, 0};
+}
+
+Unit UnitAt(std::string_view text, size_t i) {
+  const auto byte = static_cast<unsigned char>(text[i]);
+  if (byte == '&' || byte == '\\') {
+    const auto [cp, length] = EscapeAt(text, i);
+    if (length != 0) return UnitOf(cp, length);
+  }
+  if (byte < 0x80) return UnitOf(byte, 1);
+  const Utf8Step step = DecodeUtf8At(text, i);  // the repo's one UTF-8 decoder (host/utf8.h)
+  if (!step.valid) return {kSkip, step.length};
+  return UnitOf(step.cp, step.length);
 }
 
 bool IsWordChar(char c) {

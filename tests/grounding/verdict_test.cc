@@ -847,6 +847,35 @@ TEST_CASE("an earlier block that says a decision value is a veto before the allo
   }
 }
 
+TEST_CASE("an escape a reader sees as a letter is read as that letter by the statement scan") {
+  // trial13 e41 (an HTML character reference), h05 (&nbsp;), e50 and h03 (JSON \u escapes in a
+  // ~~~ block the fence scan does not see): UnitAt decodes them, so the scan reads "veto".
+  const std::pair<std::string, std::string> cases[] = {
+      {"Verdict: &#118;eto. REQ-7 is missing.\n", "Verdict: &#118;eto"},  // e41
+      {"Verdict: &#x56;ETO.\n", "Verdict: &#x56;ETO"},
+      {"Verdict:&nbsp;veto\n", "Verdict:&nbsp;veto"},                            // h05
+      {"~~~json\n{\"verdict\": \"\\u0076eto\", \"summary\": \"REQ-7\"}\n~~~\n",  // e50
+       "verdict\\\": \\\"\\\\u0076eto"},
+      {"~~~json\n{\"\\u0076erdict\": \"veto\", \"summary\": \"REQ-7\"}\n~~~\n",  // h03
+       "\\\\u0076erdict\\\": \\\"veto"},
+  };
+  for (const std::optional<std::string>& nonce :
+       {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
+    for (const auto& [before, said] : cases) {
+      CAPTURE(before);
+      const std::string reply = before + Fence(true, nonce) + "\n";
+      CHECK_FALSE(ParseLastVerdict(reply, nonce));
+      CHECK(VerdictFaultReason(reply, nonce) ==
+            "the reply states a veto (\"" + said +
+                "\") before its last verdict block, which allows; a reply must give one verdict, "
+                "so it has none");
+    }
+  }
+  // Escapes that spell no veto leave the allow deciding.
+  CHECK(ParseLastVerdict("Verdict: allow &amp; ship. &#8220;REQ-7&#8221; is defined.\n" +
+                         Fence(true, std::nullopt) + "\n"));
+}
+
 TEST_CASE("a first-person veto before an allow block leaves no verdict") {
   // trial12 d03 (admitted before, nonce on and off) and the forms of the same statement: `I` or
   // `we`, up to three connecting words, no negation, a negative verdict word; the fault quotes
