@@ -3,6 +3,7 @@
 // claims to be a verdict decides, and it must be a valid one with no key twice.
 #include "checker/verdict.h"
 #include "host/json_depth.h"
+#include "host/lookalike.h"
 #include "host/utf8.h"
 
 #include <algorithm>
@@ -52,7 +53,8 @@ nlohmann::json ParseWithoutDuplicateKeys(const std::string& text) {
 
 // One code point as the claim scan reads it (verdict.h, FindVerdictClaim): kSkip for what
 // hides between letters, ' ' for white space, '\n' for a line end, the ASCII twin of a
-// full-width form, kOther for any other non-ASCII code point (punctuation to the scan).
+// look-alike (host/lookalike.h), kOther for any other non-ASCII code point (punctuation to the
+// scan).
 constexpr char kSkip = 0;
 constexpr char kOther = static_cast<char>(0x80);
 
@@ -60,15 +62,6 @@ struct Unit {
   char c;
   size_t length;
 };
-
-// A combining mark rides on the letter before it (`verdi\u0301ct` shows as "verdíct", `ı` +
-// U+0307 as "i"; trial12 c01-c03), so the scan skips it like a zero-width character: the
-// combining blocks of Latin, Cyrillic and Greek text and of symbols.
-bool IsCombiningMark(char32_t cp) {
-  return (cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x0483 && cp <= 0x0489) ||
-         (cp >= 0x1AB0 && cp <= 0x1AFF) || (cp >= 0x1DC0 && cp <= 0x1DFF) ||
-         (cp >= 0x20D0 && cp <= 0x20FF) || (cp >= 0xFE20 && cp <= 0xFE2F);
-}
 
 // The bidirectional controls that reorder what follows them on screen (`\u202Etcidrev` shows
 // as "verdict"; trial12 c07).
@@ -84,12 +77,16 @@ Unit UnitOf(char32_t cp, size_t length) {
     return {static_cast<char>(cp), length};  // NUL is kSkip
   }
   // Code points that hide between letters (host/utf8.h IsDefaultIgnorable) are skipped.
-  // So are combining marks, and U+FFFD, which stands for an ill-formed byte (JSON.parse's
-  // reading of one, or of a lone surrogate escape `\ud800`) that is skipped where it is raw.
+  // So are combining marks (host/lookalike.h; one rides on the letter before it: `verdi\u0301ct`
+  // shows as "verdíct", trial12 c01-c03), and U+FFFD, which stands for an ill-formed byte
+  // (JSON.parse's reading of one, or of a lone surrogate escape `\ud800`) that is skipped where it
+  // is raw.
   if (IsDefaultIgnorable(cp) || IsCombiningMark(cp) || cp == 0xFFFD) return {kSkip, length};
   if (cp == 0x2028 || cp == 0x2029) return {'\n', length};
   if (IsJsWhiteSpace(cp)) return {' ', length};
-  if (cp >= 0xFF01 && cp <= 0xFF5E) return {static_cast<char>(cp - 0xFEE0), length};
+  // A look-alike of an ASCII character is that character (host/lookalike.h, the project's one
+  // fold: full-width forms, dashes, digits of other scripts, Cyrillic and Greek twins, ...).
+  if (const char ascii = AsciiLookAlike(cp)) return {ascii, length};
   return {kOther, length};
 }
 

@@ -54,8 +54,9 @@ struct VerdictClaim {
 
 /// The first verdict claim in `text`, or nullopt. The text is read as the claim scan folds it:
 /// zero-width and other default-ignorable code points and ill-formed bytes are skipped (also
-/// inside a word), Unicode white space is a space (U+2028/U+2029 a line end), a full-width form
-/// (`：`, `ｖ`) is its ASCII twin, any other non-ASCII code point is punctuation. Words are runs
+/// inside a word), Unicode white space is a space (U+2028/U+2029 a line end), a look-alike of
+/// an ASCII character (host/lookalike.h: `：`, `ｖ`, Cyrillic `е`) is that character, any other
+/// non-ASCII code point is punctuation. Words are runs
 /// of ASCII letters and digits, compared ASCII case-insensitively. The forms:
 ///  - a key: `verdict` quoted with `"` or `'` anywhere (`{'verdict': 'veto'}`), or unquoted at
 ///    the start of a line (after nothing but punctuation and spaces: `- `, `> `, `{`, `**`)
