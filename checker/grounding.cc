@@ -2,6 +2,7 @@
 // release_gate.py's own regexes and substring search for --compat.
 #include "checker/grounding.h"
 #include "host/json_depth.h"
+#include "host/lookalike.h"
 #include "host/terminal.h"
 #include "host/utf8.h"
 
@@ -1926,15 +1927,19 @@ void NeedsOf(Kind kind, std::string_view token, Matcher& matcher, KeptBytes& kep
 }
 
 // Line and column (1-based; columns count characters) of byte offsets in one text.
+// Line and column (1-based, columns in characters) of an offset of `text`, or with `origin`
+// (FoldedText::origin) of an offset of the folded text, counted in the original `text`.
 class Positions {
  public:
-  explicit Positions(std::string_view text) : text_(text) {
+  explicit Positions(std::string_view text, const std::vector<size_t>* origin = nullptr)
+      : text_(text), origin_(origin) {
     starts_.push_back(0);
     for (size_t k = text.find('\n'); k != std::string_view::npos; k = text.find('\n', k + 1)) {
       starts_.push_back(k + 1);
     }
   }
   std::pair<size_t, size_t> At(size_t offset) const {
+    if (origin_ != nullptr) offset = (*origin_)[offset];
     const auto it = std::upper_bound(starts_.begin(), starts_.end(), offset) - 1;
     size_t column = 1;
     for (size_t k = *it; k < offset; k += CharLen(text_, k)) ++column;
@@ -1943,6 +1948,7 @@ class Positions {
 
  private:
   std::string_view text_;
+  const std::vector<size_t>* origin_;
   std::vector<size_t> starts_;
 };
 
@@ -2153,12 +2159,16 @@ std::array<std::vector<std::string>, 4> ExtractDefaultTokensOnePass(std::string_
   return tokens;
 }
 
-GroundingResult Ground(std::string_view claim, const std::vector<std::string_view>& evidence,
+GroundingResult Ground(std::string_view claim_as_written,
+                       const std::vector<std::string_view>& evidence_as_written,
                        const std::vector<std::string>& kinds, GroundingMode mode,
                        std::string_view repo) {
   GroundingResult result;
+  std::string_view claim = claim_as_written;
+  const std::vector<std::string_view>* evidence_read = &evidence_as_written;
   std::vector<std::string> done;
-  if (mode == GroundingMode::kCompat) {
+  if (mode == GroundingMode::kCompat) {  // release_gate.py reads the text as written
+    const std::vector<std::string_view>& evidence = evidence_as_written;
     for (const std::string& name : kinds) {
       const Kind kind = KindOf(name);
       if (kind == Kind::kUnknown) continue;
@@ -2191,6 +2201,31 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
     result.grounded = result.ungrounded.empty();
     return result;
   }
+
+  // Strict: the claim and the evidence are read through the look-alike fold (host/lookalike.h;
+  // docs/grounding.md, "Look-alikes"), so `REQ‑7` (U+2011) is the ref REQ-7 on both sides: a
+  // token a person reads as REQ-7 is checked as REQ-7, and a text still grounds itself. A text
+  // the fold leaves alone (all ASCII, or no look-alike) is read in place; findings name the
+  // folded token at its position in the claim as written.
+  FoldedText folded_claim;
+  const bool claim_folded = FoldLookAlikes(claim_as_written, &folded_claim, true);
+  if (claim_folded) claim = folded_claim.text;
+  std::vector<std::string_view> folded_views;
+  std::vector<std::string> folded_texts;
+  std::vector<bool> text_folded(evidence_as_written.size(), false);
+  for (size_t t = 0; t < evidence_as_written.size(); ++t) {
+    FoldedText folded;
+    if (!FoldLookAlikes(evidence_as_written[t], &folded, false)) continue;
+    if (folded_texts.empty()) {  // the views must not move once taken
+      folded_texts.reserve(evidence_as_written.size());
+      folded_views = evidence_as_written;
+      evidence_read = &folded_views;
+    }
+    folded_texts.push_back(std::move(folded.text));
+    folded_views[t] = folded_texts.back();
+    text_folded[t] = true;
+  }
+  const std::vector<std::string_view>& evidence = *evidence_read;
 
   // Strict: every claim token's needs, then one pass per comparison space over the evidence.
   // A token is a slice of the claim (no copy); its needs are a run of one flat list, their
@@ -2262,7 +2297,10 @@ GroundingResult Ground(std::string_view claim, const std::vector<std::string_vie
   for (const Need& need : needs) matcher.Want(need);  // the set views the keys, which stay put
   matcher.Run();
   result.utf8_checked = matcher.utf8_checked();
-  const Positions positions(claim);
+  for (size_t t = 0; t < text_folded.size() && t < result.utf8_checked.size(); ++t) {
+    if (text_folded[t]) result.utf8_checked[t] = 0;  // the scan read a folded copy
+  }
+  const Positions positions(claim_as_written, claim_folded ? &folded_claim.origin : nullptr);
   for (const Token& token : tokens) {
     for (uint32_t k = token.first_need; k < token.first_need + token.needs; ++k) {
       const Need& need = needs[k];

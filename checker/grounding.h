@@ -34,6 +34,11 @@
 // every non-ASCII code point except the punctuation, symbol and space blocks (curly quotes,
 // dashes, NBSP, arrows, emoji, ...), so "“#42”" and "—2026-09-24" still yield their tokens.
 //
+// Look-alikes (strict mode): the claim and the evidence are read through host/lookalike.h's
+// fold first (dashes as '-', full-width forms, mathematical alphanumerics, other scripts' digits,
+// Cyrillic/Greek twins of Latin letters; invisibles dropped), so `REQ‑7` (U+2011) is the ref
+// REQ-7. A finding names the folded token at its line and column in the claim as written.
+//
 // Compat mode (GroundingMode::kCompat, `--compat`) restores release_gate.py's matching
 // exactly: its regexes for the six kinds (UTF-8 is a ref, 1234567 a hash, `#4` is grounded by
 // `#41`) and substring search of each token in the evidence text, JSON evidence re-serialised
