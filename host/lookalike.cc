@@ -116,9 +116,18 @@ bool FoldLookAlikes(std::string_view text, FoldedText* out, bool want_origin) {
     }
   }
   for (size_t i = first; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {  // a run of ASCII, copied at once
+      const size_t end = NextNonAscii(text, i);
+      out->text.append(text.substr(i, end - i));
+      if (want_origin) {
+        for (size_t k = i; k < end; ++k) out->origin.push_back(k);
+      }
+      i = end;
+      continue;
+    }
     size_t n = 1;
     char a = 0;
-    const bool folds = static_cast<unsigned char>(text[i]) >= 0x80 && FoldsAt(text, i, &n, &a);
+    const bool folds = FoldsAt(text, i, &n, &a);
     if (folds && a == 0) {  // dropped
     } else if (folds) {
       out->text.push_back(a);
