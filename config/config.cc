@@ -457,8 +457,41 @@ class Loader {
                           ErrnoName(err) + "); create it or remove it from read");
         continue;
       }
+      // trial13: `read: [/proc/<host pid>/environ]` (or a disk under /dev) loaded silently. The
+      // sandbox builds /proc and /dev itself (bubblewrap mounts its own over anything bound
+      // there; at the Landlock level a rule there would open a raw disk to a root checker), so
+      // read: names files of the file system only.
+      const std::string real = RealPathOr(n.Scalar());
+      if (const char* pseudo = PseudoTree(n.Scalar()) ? PseudoTree(n.Scalar()) : PseudoTree(real)) {
+        problems_.Add(n, item,
+                      at + Quote(n.Scalar()) + " lies in " + pseudo +
+                          ", which the sandbox sets up itself (a private /proc and /dev under "
+                          "bubblewrap; at the Landlock level /proc read-only and a few devices): "
+                          "read names files of the file system, not kernel or device files; "
+                          "remove it from read");
+        continue;
+      }
       out.read.push_back(n.Scalar());
     }
+  }
+
+  static std::string RealPathOr(const std::string& path) {
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (!real) return path;
+    std::string out(real);
+    std::free(real);
+    return out;
+  }
+
+  // "/proc", "/sys" or "/dev" when `path` is that tree or lies beneath it, else nullptr.
+  static const char* PseudoTree(const std::string& path) {
+    for (const char* tree : {"/proc", "/sys", "/dev"}) {
+      const std::string_view t(tree);
+      if (path.compare(0, t.size(), t) == 0 && (path.size() == t.size() || path[t.size()] == '/')) {
+        return tree;
+      }
+    }
+    return nullptr;
   }
 
   /// Only the literal plain scalars `true` / `false` (not yes/on/True, cpp-notes §2).

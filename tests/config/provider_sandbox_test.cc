@@ -2,6 +2,8 @@
 // `read:`, what a confined checker may read beyond its readable set (issue 7).
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "config/config.h"
 #include "support/support.h"
 
@@ -77,6 +79,36 @@ TEST_CASE("a read: path that is relative or does not exist fails the load naming
                      "remove it from read") != std::string::npos);
   CHECK(message.find("g.yaml:7:11: providers.other: read must be a list of absolute paths the "
                      "checker may read") != std::string::npos);
+}
+
+// trial13: `read: [/proc/<host pid>/environ]` loaded silently. /proc, /sys and /dev are built by
+// the sandbox itself; a read: rule there is refused, by its written path or where a link leads.
+TEST_CASE("a read: path in /proc, /sys or /dev fails the load naming the tree") {
+  test::TempDir dir;
+  std::filesystem::create_symlink("/dev/null", dir / "null-link");
+  auto config = LoadConfigText(
+      "providers:\n"
+      "  llm:\n"
+      "    command: [checker]\n"
+      "    read: [/proc/1/environ, /sys/kernel, '" +
+          dir / "null-link" +
+          "', /usr/share]\n"
+          "plugins: []\n",
+      "g.yaml");
+  REQUIRE_FALSE(config.ok());
+  const std::string message = config.status().message();
+  INFO(message);
+  const std::string tail =
+      ", which the sandbox sets up itself (a private /proc and /dev under bubblewrap; at the "
+      "Landlock level /proc read-only and a few devices): read names files of the file system, "
+      "not kernel or device files; remove it from read";
+  CHECK(message.find("g.yaml:4:12: providers.llm: read[0] \"/proc/1/environ\" lies in /proc" +
+                     tail) != std::string::npos);
+  CHECK(message.find("providers.llm: read[1] \"/sys/kernel\" lies in /sys" + tail) !=
+        std::string::npos);
+  CHECK(message.find("providers.llm: read[2] \"" + dir / "null-link" + "\" lies in /dev" + tail) !=
+        std::string::npos);
+  CHECK(message.find("read[3]") == std::string::npos);
 }
 
 }  // namespace devflow
