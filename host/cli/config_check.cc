@@ -123,6 +123,22 @@ std::vector<std::pair<std::string, std::string>> HomeTrees(const CheckerPaths& s
   return found;
 }
 
+// The home directory (of `homes`, canonical) that `program` lies beneath, itself or the target
+// of its symlink chain (realpath), or "" when none.
+std::string HomeBeneath(const std::string& program, const std::vector<std::string>& homes) {
+  std::vector<std::string> paths{program};
+  if (char* real = ::realpath(program.c_str(), nullptr)) {
+    paths.emplace_back(real);
+    std::free(real);
+  }
+  for (const std::string& path : paths) {
+    for (const std::string& home : homes) {
+      if (home != "/" && path.rfind(home + "/", 0) == 0) return home;
+    }
+  }
+  return "";
+}
+
 std::string HoldsHome(const std::string& tree, const std::string& home) {
   return "puts " + tree + " in the checker's readable set, " +
          (tree == home ? "a home directory" : "which holds the home directory " + home) +
@@ -156,12 +172,29 @@ void CheckHomes(const GateConfig& config, const std::string& search_path, Config
         p.command[0][0] != '/') {
       continue;
     }
-    for (const auto& [tree, home] : HomeTrees({"", "", {p.command[0]}, "", {}}, baseline, homes)) {
+    const auto program_trees = HomeTrees({"", "", {p.command[0]}, "", {}}, baseline, homes);
+    for (const auto& [tree, home] : program_trees) {
       out.warnings.push_back(
           "providers." + p.name + ": the program " + p.command[0] +
           " (its directory, or one along its symlink chain) " + HoldsHome(tree, home) +
           "; install the checker outside any home directory (e.g. /usr/local/lib/" + p.name +
           "/) and name it by absolute path");
+    }
+    // trial12/13 k30: a pyenv shim (~/.pyenv/shims/python3) runs ~/.pyenv/libexec/pyenv, which
+    // lies in the same home but outside the program's directory: confined, every check failed
+    // closed while config check said ok. Any program beneath a home is warned about: its
+    // directory is readable, the rest of the home (where shims, virtualenvs and version
+    // managers keep what they run) is not.
+    if (program_trees.empty()) {
+      if (const std::string under = HomeBeneath(p.command[0], homes); !under.empty()) {
+        out.warnings.push_back(
+            "providers." + p.name + ": the program " + p.command[0] + " lies under the home " +
+            "directory " + under + ", of which a confined checker sees only the program's own " +
+            "directory: a program that runs something else from that home (a pyenv, nvm or " +
+            "asdf shim, a virtualenv's interpreter) fails closed on every check; install the " +
+            "checker outside any home directory (e.g. /usr/local/lib/" + p.name + "/), or name " +
+            "the real interpreter (e.g. /usr/bin/python3) by absolute path");
+      }
     }
     for (size_t i = 0; i < p.read.size(); ++i) {
       for (const auto& [tree, home] : HomeTrees({"", "", {}, "", {p.read[i]}}, baseline, homes)) {

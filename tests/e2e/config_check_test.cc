@@ -116,6 +116,34 @@ TEST_CASE("config check warns about a home directory in the readable set and how
   CHECK(other.out.find("in the checker's readable set") == std::string::npos);
 }
 
+// trial12/13 k30: `command: [~/.pyenv/shims/python3, …]` passed config check, yet the shim runs
+// ~/.pyenv/libexec/pyenv, which a confined checker cannot see: every check failed closed.
+TEST_CASE("config check warns about a program that lies under a home directory") {
+  test::TempDir host;
+  std::filesystem::create_directories(host / "home/.pyenv/shims");
+  test::Spit(host / "home/.pyenv/shims/python3",
+             "#!/bin/sh\nexec \"$HOME/.pyenv/libexec/pyenv\"\n");
+  std::filesystem::permissions(host / "home/.pyenv/shims/python3",
+                               std::filesystem::perms::owner_all);
+  const std::string home = std::filesystem::canonical(host / "home").string();
+  Workspace ws("providers:\n  shim: {command: [" + host / "home/.pyenv/shims/python3" +
+               ", /bin/true]}\n  system: {command: [/bin/true]}\nplugins: []\n");
+  auto r = ws.Gate({"config", "check"}, {{"PATH", "/usr/bin:/bin"}, {"HOME", host / "home"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("warning: providers.shim: the program " + host / "home/.pyenv/shims/python3" +
+                   " lies under the home directory " + home +
+                   ", of which a confined checker sees only the program's own directory: a "
+                   "program that runs something else from that home (a pyenv, nvm or asdf shim, "
+                   "a virtualenv's interpreter) fails closed on every check; install the checker "
+                   "outside any home directory (e.g. /usr/local/lib/shim/), or name the real "
+                   "interpreter (e.g. /usr/bin/python3) by absolute path\n") != std::string::npos);
+  CHECK(r.out.find("providers.system: the program") == std::string::npos);
+  // With $HOME elsewhere the directory is no home (unless a passwd entry's: not here).
+  auto other = ws.Gate({"config", "check"}, {{"PATH", "/usr/bin:/bin"}, {"HOME", "/nonexistent"}});
+  CHECK(other.out.find("lies under the home directory") == std::string::npos);
+}
+
 // trial12 k29: `read: [/etc/shadow]` was accepted silently, yet the file stays masked.
 TEST_CASE("config check warns about a read path the sandbox masks") {
   REQUIRE(std::filesystem::exists("/etc/shadow"));
