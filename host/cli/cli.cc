@@ -748,6 +748,12 @@ static int RunCliUnguarded(int argc, char** argv) {
 }
 
 int RunCli(int argc, char** argv) {
+  // An append that crosses a file-size limit (`ulimit -f`, systemd's LimitFSIZE=) is a short
+  // write followed by SIGXFSZ, whose default action killed the host mid-append: a torn journal
+  // or ledger line, commit.lock left behind (trial14 D1). Ignored, the write fails with EFBIG and
+  // the one durable append (FileSystem::AppendDurable) truncates back and reports it. Checkers
+  // get every signal's default back at spawn (POSIX_SPAWN_SETSIGDEF with a full set).
+  ::signal(SIGXFSZ, SIG_IGN);
   // No exception ends the process through std::terminate: it is an internal error, exit 2
   // (a move also records it in the decision ledger, see RunMove).
   try {

@@ -184,6 +184,34 @@ TEST_CASE(
   CHECK(card["stageRevision"] == 4);
 }
 
+// trial14 D1: under a file-size limit (a shell's `ulimit -f`, systemd's LimitFSIZE=) an append
+// that crosses it is a short write, and the kernel then sends SIGXFSZ, whose default action
+// killed the host mid-append: a torn journal or ledger line and commit.lock left behind. The
+// host ignores SIGXFSZ, so the append meets EFBIG and the one durable-append path undoes it.
+// Here nothing traps the signal: the limit is set on the gate alone.
+TEST_CASE("records: a file-size limit at an append refuses the move and tears nothing") {
+  Workspace ws("");
+  Prepare(ws);
+  const std::string ledger = LedgerFile(ws);
+  const std::string journal_before = test::Slurp(ws.journal_path()).value();
+  const std::string ledger_before = test::Slurp(ledger).value();
+  // Room for a few bytes more than the larger of the two files: the next append to it crosses
+  // the limit partway (a short write), the smaller one's rows fit.
+  const size_t limit = std::max(journal_before.size(), ledger_before.size()) + 16;
+  auto r = test::RunProgram({"/usr/bin/prlimit", "--fsize=" + std::to_string(limit) + ":unlimited",
+                             "--", test::GateBinary(), "move", kCard, "ready"},
+                            ws.path());
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 4);  // refused and reported, not killed by SIGXFSZ (128 + 25)
+  CHECK(r.out.find("File too large (EFBIG); the file is unchanged") != std::string::npos);
+  CHECK(test::Slurp(ws.journal_path()) == journal_before);
+  const std::string ledger_after = test::Slurp(ledger).value();
+  CHECK(ledger_after.rfind(ledger_before, 0) == 0);
+  CHECK((ledger_after.empty() || ledger_after.back() == '\n'));
+  CHECK_FALSE(fs::exists(ws.card_dir() + "/commit.lock"));
+  CHECK(ws.ShowJson()["stage"] == "designing");
+}
+
 TEST_CASE("records: a full disk at the decision ledger refuses the move, nothing is committed") {
   Workspace ws("");
   fs::create_directories(ws.root() + "/ledger");
