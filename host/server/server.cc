@@ -772,17 +772,30 @@ class Core {
     Pump();
   }
 
-  // Starts every waiting attempt that may run now, oldest first.
+  // Starts every waiting attempt that may run now, oldest first. Start runs the attempt's
+  // coroutine inline up to its first suspension (asio::spawn dispatches), and an attempt that
+  // never suspends (a revision mismatch, a cache hit, a veto before any check) ends there and
+  // pumps again: trial14 S1 crashed the server when that inner Pump erased the element the outer
+  // loop's iterator pointed at. So Pump does not nest (an inner call asks the running one for
+  // another pass), and no iterator is held across Start.
   void Pump() {
-    for (auto it = waiting_.begin(); it != waiting_.end() && running_ < options_.max_checks;) {
-      if (busy_.count(it->key)) {
-        ++it;
-        continue;
-      }
-      Job job = std::move(*it);
-      it = waiting_.erase(it);
-      Start(std::move(job));
+    if (pumping_) {
+      pump_again_ = true;
+      return;
     }
+    pumping_ = true;
+    do {
+      pump_again_ = false;
+      for (size_t i = 0; i < waiting_.size() && running_ < options_.max_checks; ++i) {
+        if (busy_.count(waiting_[i].key)) continue;
+        Job job = std::move(waiting_[i]);
+        waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+        Start(std::move(job));
+        pump_again_ = true;  // waiting_ may have changed under Start: scan it again
+        break;
+      }
+    } while (pump_again_);
+    pumping_ = false;
     UpdateGauges();
   }
 
@@ -899,7 +912,9 @@ class Core {
   int running_ = 0;
   uint64_t seq_ = 0;
   bool draining_ = false;
-  bool halted_ = false;  // the drain timed out: no attempt is resumed (CoroutineWaiter)
+  bool pumping_ = false;     // Pump is running (on this thread, further up the stack)
+  bool pump_again_ = false;  // and must scan waiting_ once more before it returns
+  bool halted_ = false;      // the drain timed out: no attempt is resumed (CoroutineWaiter)
   std::optional<asio::steady_timer> drain_timer_;
   // The attempts' coroutine stacks, kept for reuse: a fresh mapping per attempt costs a page
   // fault for every page the waterfall touches.

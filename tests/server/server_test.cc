@@ -413,6 +413,52 @@ TEST_CASE(
   second.join();
 }
 
+// trial14 S1: attempts queued behind a busy card that end without a suspension (here revision
+// mismatches) ran inline from the pump and pumped again from inside it: the inner pump erased
+// the queue element the outer loop pointed at, and the server died of heap corruption with every
+// caller unanswered. A crash here is likely, not certain, without the fix (ASan: always).
+TEST_CASE("serve: attempts queued on a busy card that end at once are all answered") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws, {"--max-checks", "4", "--max-queue", "64"});
+  HttpAnswer first;
+  std::thread gated(
+      [&] { first = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true")); });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  constexpr int kStale = 12;
+  std::vector<HttpAnswer> stale(kStale);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kStale; ++i) {
+    callers.emplace_back([&, i] { stale[i] = server.Post("/v1/admit", AttemptBody(ws, 3)); });
+  }
+  // Every stale attempt waits behind the card before the gated one ends.
+  for (int i = 0; i < 100000; ++i) {
+    if (server.Get("/metrics")
+            .body.find("devflow_gate_attempts_queued " + std::to_string(kStale) + "\n") !=
+        std::string::npos) {
+      break;
+    }
+    std::this_thread::yield();
+  }
+  REQUIRE(server.Get("/metrics")
+              .body.find("devflow_gate_attempts_queued " + std::to_string(kStale) + "\n") !=
+          std::string::npos);
+  test::Spit(fifos / "go", "go\n");
+  gated.join();
+  for (auto& t : callers) t.join();
+  CHECK(first.json()["allowed"] == true);
+  for (const HttpAnswer& a : stale) {
+    REQUIRE(a.status == 200);
+    CHECK(a.json()["allowed"] == false);
+    CHECK(a.json()["reason"].get<std::string>().find("not the expected 3") != std::string::npos);
+  }
+  CHECK(server.Get("/healthz").status == 200);
+  CHECK(server.Get("/metrics").body.find("devflow_gate_attempts_queued 0\n") != std::string::npos);
+}
+
 // The server's threads, from /proc (a test's view of the process, not the server's mechanism).
 int ThreadsOf(int pid) {
   int n = 0;
