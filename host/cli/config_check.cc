@@ -229,6 +229,55 @@ void CheckMasked(const ProviderConfig& p, const std::vector<std::string>& masked
   }
 }
 
+// trial14 W1: a service class adds edges that skip base-flow edges (express and emergency:
+// draft->developing; express: reviewing->done; emergency: developing->done, reference §1.4).
+// A card of that class moves along the extra edge with no check when the config gates a base
+// edge it skips but not the extra edge itself: warn, naming both.
+void CheckClassBypass(const GateConfig& config, ConfigUseFindings& out) {
+  std::vector<Edge> gated;
+  for (const PluginConfig& plugin : config.plugins) {
+    if (plugin.agent) {
+      for (const AgentEdgeConfig& e : plugin.agent->edges) gated.push_back(e.edge);
+    }
+    if (plugin.grounding) {
+      for (const GroundingEdgeConfig& e : plugin.grounding->edges) gated.push_back(e.edge);
+    }
+    if (plugin.artifact) {
+      for (const auto& [edge, kinds] : plugin.artifact->edges) gated.push_back(edge);
+    }
+  }
+  const auto is_gated = [&gated](Edge e) {
+    return std::find(gated.begin(), gated.end(), e) != gated.end();
+  };
+  const struct {
+    Edge edge;
+    const char* classes;
+  } extras[] = {
+      {{Location::kDraft, Location::kDeveloping}, "express and emergency"},
+      {{Location::kReviewing, Location::kDone}, "express"},
+      {{Location::kDeveloping, Location::kDone}, "emergency"},
+  };
+  for (const auto& extra : extras) {
+    if (is_gated(extra.edge)) continue;
+    std::vector<std::string> skipped;
+    // The base flow is the stages in order; the extra edge skips each step between its ends.
+    for (int at = static_cast<int>(extra.edge.from); at < static_cast<int>(extra.edge.to); ++at) {
+      const Edge step{static_cast<Location>(at), static_cast<Location>(at + 1)};
+      if (is_gated(step)) skipped.push_back(step.Name());
+    }
+    if (skipped.empty()) continue;
+    std::string list;
+    for (const std::string& name : skipped) list += (list.empty() ? "" : ", ") + name;
+    out.warnings.push_back(
+        "cards of class " + std::string(extra.classes) + " may move " + extra.edge.Name() +
+        ", which no plugin gates, and so skip " + list +
+        ", which the config gates: such a card passes no check on the way (reference §1.4); "
+        "gate " +
+        extra.edge.Name() + " too (the same policy as " + skipped.front() +
+        "), or do not create cards of that class");
+  }
+}
+
 }  // namespace
 
 ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& root,
@@ -280,6 +329,7 @@ ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& ro
     }
   }
   CheckHomes(config, search_path, out);
+  CheckClassBypass(config, out);
   const std::vector<std::string> masked = MaskedSecrets();
   for (const ProviderConfig& p : config.providers) {
     if (!p.sandbox_off) CheckMasked(p, masked, out);

@@ -18,6 +18,9 @@ std::string Config(const std::string& program) {
   return "providers:\n  checker:\n    command: [" + program +
          "]\nplugins:\n  - id: devflow-agent-gate\n    config:\n      edges:\n"
          "        'designing->ready':\n          provider: checker\n"
+         "          inputs: [prd]\n          prompt: Check it.\n          verdictNonce: true\n"
+         // Gated too, so that express cards pass the check (else config check warns, W1).
+         "        'draft->developing':\n          provider: checker\n"
          "          inputs: [prd]\n          prompt: Check it.\n          verdictNonce: true\n";
 }
 

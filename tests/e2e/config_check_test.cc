@@ -116,6 +116,34 @@ TEST_CASE("config check warns about a home directory in the readable set and how
   CHECK(other.out.find("in the checker's readable set") == std::string::npos);
 }
 
+// trial14 W1: with only designing->ready gated, `card create --class express` made a card that
+// moved draft->developing with no check, and config check said nothing.
+TEST_CASE("config check warns when a service class's extra edge skips a gated edge") {
+  const std::string head =
+      "providers:\n  g: {builtin: grounding}\nplugins:\n  - id: devflow-agent-gate\n"
+      "    config:\n      edges:\n        'designing->ready': {provider: g, prompt: p}\n";
+  Workspace ws(head);
+  auto r = ws.Gate({"config", "check"}, kPath);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("warning: cards of class express and emergency may move draft->developing, "
+                   "which no plugin gates, and so skip designing->ready, which the config gates: "
+                   "such a card passes no check on the way (reference §1.4); gate "
+                   "draft->developing too (the same policy as designing->ready), or do not "
+                   "create cards of that class\n") != std::string::npos);
+  // reviewing->done and developing->done skip no gated edge here.
+  CHECK(r.out.find("may move reviewing->done") == std::string::npos);
+  CHECK(r.out.find("may move developing->done") == std::string::npos);
+  // Gating the extra edge too (here with the artifact gate) ends the warning.
+  Workspace both(head +
+                 "  - id: devflow-artifact-gate\n    config:\n      kinds:\n        design: {}\n"
+                 "      edges:\n        'draft->developing': [design]\n");
+  auto gated = both.Gate({"config", "check"}, kPath);
+  INFO(gated.out << gated.err);
+  CHECK(gated.exit_code == 0);
+  CHECK(gated.out.find("may move draft->developing") == std::string::npos);
+}
+
 // trial12/13 k30: `command: [~/.pyenv/shims/python3, …]` passed config check, yet the shim runs
 // ~/.pyenv/libexec/pyenv, which a confined checker cannot see: every check failed closed.
 TEST_CASE("config check warns about a program that lies under a home directory") {
