@@ -252,6 +252,7 @@ std::string ComputeCheckerIdentity(const ProviderConfig* provider, bool verdict_
     j["provider"] = nullptr;
   }
   j["verdictNonce"] = verdict_nonce;
+  j["replyRules"] = kReplyRulesRevision;
   return Sha256Hex(Compact(j));
 }
 

@@ -122,7 +122,7 @@ TEST_CASE(
             // Ours only (issue 7 item 3): the identity of the checker, here the undefined
             // provider of the scripted checker with verdictNonce off.
             "  \"checkerSha256\": "
-            "\"4128e765bf0dcebf36641798acc7b43724a384fb384e0acceaa324656629ca4d\",\n"
+            "\"9b2cc7e8ed85fac3a574c650cf1dbb918214c76044e83f4f3a0805a3fda38b42\",\n"
             // ... and of the contents it judged: sha256("design:3\n7\nDESIGN\n"), by python3.
             "  \"inputsSha256\": "
             "\"90da07c35f359e9626c922f3238311dd2d95c4d85ac3f1eb3833e41bfafe08d0\"\n"

@@ -73,7 +73,7 @@ constexpr const char* kVetoRecord = R"({
 
 // CheckerIdentity of Checker() below with verdictNonce on, computed independently with
 // python3: sha256(json.dumps(identity, separators=(',', ':'))).
-constexpr const char* kChecker = "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1";
+constexpr const char* kChecker = "e283c8878bffaa4b1f3067d95a3dbbc2e6e3fb6e1f073ceaa26cb20aba8e5ccf";
 
 // InputsIdentity of kPrdText as prd:3 and kDesignText as design:4, computed independently with
 // python3: sha256 over the inputs sorted by label, each framed as label \n length \n bytes.
@@ -96,7 +96,7 @@ constexpr const char* kOurAllowRecord = R"({
   "verdict": "allow",
   "summary": "design holds",
   "at": "2026-09-16T08:00:00.000Z",
-  "checkerSha256": "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1",
+  "checkerSha256": "e283c8878bffaa4b1f3067d95a3dbbc2e6e3fb6e1f073ceaa26cb20aba8e5ccf",
   "inputsSha256": "9dafd22cbd498119e1c256b1a6b959565c175dd30cee2cc543ba53ede84c5ec4"
 }
 )";
@@ -116,7 +116,7 @@ constexpr const char* kOurVetoRecord = R"({
   "summary": "the design is hollow",
   "reportPath": "/work/ws/.devflow/reports/agent-gate/0002-b-designing-ready-r4.md",
   "at": "2026-09-16T08:00:00.000Z",
-  "checkerSha256": "4b1b4ced151e5842f5ced7edab8bc04965d32c8a8c05e4797e8eb0f64626fed1",
+  "checkerSha256": "e283c8878bffaa4b1f3067d95a3dbbc2e6e3fb6e1f073ceaa26cb20aba8e5ccf",
   "inputsSha256": "9dafd22cbd498119e1c256b1a6b959565c175dd30cee2cc543ba53ede84c5ec4"
 }
 )";
@@ -202,7 +202,7 @@ TEST_CASE("checker identity hashes the provider definition and the edge's verdic
   const ProviderConfig base = Checker();
   CHECK(CheckerIdentity(&base, true) == kChecker);
   CHECK(CheckerIdentity(nullptr, false) ==
-        "4128e765bf0dcebf36641798acc7b43724a384fb384e0acceaa324656629ca4d");
+        "9b2cc7e8ed85fac3a574c650cf1dbb918214c76044e83f4f3a0805a3fda38b42");
   ProviderConfig grounding;
   grounding.name = "g";
   grounding.builtin = "grounding";
@@ -210,7 +210,7 @@ TEST_CASE("checker identity hashes the provider definition and the edge's verdic
   grounding.network = true;
   grounding.sandbox_off = true;
   CHECK(CheckerIdentity(&grounding, false) ==
-        "04f0c60de96141f337eabc641102d429f3b03824041bb71bcef1d2c98b47543c");
+        "01b3010d2ab1dd0c3f12b49d757528e745e3f05f4fc8fceb920532b65c2e4b42");
   // Each part of the definition counts; the provider's name does not.
   std::vector<ProviderConfig> variants(7, base);
   variants[0].command = {"/usr/bin/check", "--y"};
