@@ -222,14 +222,42 @@ class ScratchDir {
   ~ScratchDir() {
     if (!name_.empty()) RemoveTreeAt(root_fd_, name_.c_str());
     if (lock_fd_ >= 0) ::close(lock_fd_);
+    // A dry run writes nothing anywhere (issue 7 item 12; trial14 D2 found the parent left):
+    // the parent it made goes again when empty and no other host is making a scratch dir in it
+    // (they hold it shared from open to mkdir; one that opened it just before the rmdir finds
+    // it gone and makes it again, Create).
+    if (made_parent_ && root_fd_ >= 0 && ::flock(root_fd_, LOCK_EX | LOCK_NB) == 0) {
+      (void)::rmdir(root_.c_str());  // ENOTEMPTY: another host's scratch dir is in it
+    }
     if (root_fd_ >= 0) ::close(root_fd_);
   }
   /// Makes the scratch dir below `<parent>/devflow-gate-<euid>`; `sweep`: first remove the
   /// scratch dirs of hosts that are gone (never under --dry-run, which deletes nothing but its
   /// own). "" on success, else the fault (naming the path and the fix).
   std::string Create(const std::string& parent, bool sweep) {
+    std::string made = CreateOnce(parent, sweep);
+    if (made_gone_) {  // a dry run removed the parent between our open and our mkdir
+      Reset();
+      made = CreateOnce(parent, sweep);
+    }
+    return made;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  static constexpr const char* kPrefix = "devflow-gate-checker-";
+
+  void Reset() {
+    if (root_fd_ >= 0) ::close(root_fd_);
+    root_fd_ = -1;
+    made_gone_ = false;
+  }
+
+  std::string CreateOnce(const std::string& parent, bool sweep) {
     root_ = parent + "/devflow-gate-" + std::to_string(::geteuid());
-    if (::mkdir(root_.c_str(), 0700) != 0 && errno != EEXIST) {
+    const bool created = ::mkdir(root_.c_str(), 0700) == 0;
+    made_parent_ = created && !sweep;  // only a dry run (no sweep) removes what it made
+    if (!created && errno != EEXIST) {
       return "cannot create " + root_ + ": " + ErrorText(errno) +
              "; set TMPDIR to a directory this user can write (the gate makes its checkers' "
              "scratch dirs below it), or fix " +
@@ -261,10 +289,6 @@ class ScratchDir {
     ::flock(root_fd_, LOCK_UN);
     return made;
   }
-  const std::string& path() const { return path_; }
-
- private:
-  static constexpr const char* kPrefix = "devflow-gate-checker-";
 
   std::string Refused(const std::string& why) const {
     return "the scratch parent " + root_ + " " + why + "; remove it (rm -r " + root_ +
@@ -282,6 +306,7 @@ class ScratchDir {
       for (unsigned char b : bytes) name += kChars[b % (sizeof kChars - 1)];
       if (::mkdirat(root_fd_, name.c_str(), 0700) != 0) {
         if (errno == EEXIST) continue;
+        if (errno == ENOENT) made_gone_ = true;  // the parent was removed (a dry run's, above)
         return "cannot create a scratch dir in " + root_ + ": " + ErrorText(errno);
       }
       name_ = name;
@@ -322,11 +347,13 @@ class ScratchDir {
     ::flock(root_fd_, LOCK_UN);
   }
 
-  std::string root_;  // <parent>/devflow-gate-<euid>
-  int root_fd_ = -1;  // its fd, checked
-  std::string name_;  // the scratch dir's name below it
-  std::string path_;  // root_ + "/" + name_
-  int lock_fd_ = -1;  // the scratch dir, flock'ed exclusively while the check runs
+  std::string root_;          // <parent>/devflow-gate-<euid>
+  int root_fd_ = -1;          // its fd, checked
+  std::string name_;          // the scratch dir's name below it
+  std::string path_;          // root_ + "/" + name_
+  int lock_fd_ = -1;          // the scratch dir, flock'ed exclusively while the check runs
+  bool made_parent_ = false;  // a dry run made root_: it goes again when empty
+  bool made_gone_ = false;    // mkdirat met ENOENT: root_ was removed after it was opened
 };
 
 // The host's side of a check's reaper: closing the control pipe makes the reaper kill the

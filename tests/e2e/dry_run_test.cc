@@ -2,6 +2,7 @@
 // workspace (root, report dir, cache dir) is byte-identical afterwards.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "e2e/workspace.h"
@@ -35,6 +36,22 @@ TEST_CASE("dry run of an allowed move prints the would-be move and writes nothin
         "  check by agent: ok\n");
   CHECK(test::Snapshot(ws.path()) == before);
   CHECK(ws.ShowJson()["stageRevision"] == 4);
+}
+
+// Issue 7 item 12, trial14 D2: the checker's scratch dir comes and goes, and so does the
+// per-user parent a dry run had to make for it (`$TMPDIR/devflow-gate-<euid>`); a real move
+// keeps the parent (its next checks and sweeps use it).
+TEST_CASE("dry run leaves TMPDIR as it found it, the scratch parent included") {
+  Workspace ws("");
+  Prepare(ws, {Fixture("checkers/allow.sh")});
+  test::TempDir tmp;
+  auto r = ws.Gate({"move", ws.card(), "ready", "--dry-run"}, {{"TMPDIR", tmp.path()}});
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(std::filesystem::is_empty(tmp.path()));
+  auto real = ws.Gate({"move", ws.card(), "ready"}, {{"TMPDIR", tmp.path()}});
+  CHECK(real.exit_code == 0);
+  CHECK_FALSE(std::filesystem::is_empty(tmp.path()));
 }
 
 TEST_CASE("dry run of a vetoed move prints the report text and writes nothing (exit 1)") {
