@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <ostream>
@@ -11,6 +12,7 @@
 
 #include "checker/grounding.h"
 #include "config/config.h"
+#include "host/utf8.h"
 #include "reports/ledger.h"
 
 namespace devflow {
@@ -213,9 +215,40 @@ std::string PyQuote(std::string_view path) {
       path.find('\'') != std::string_view::npos && path.find('"') == std::string_view::npos;
   const char q = dq ? '"' : '\'';
   std::string out(1, q);
-  for (char c : path) {
-    if (c == '\\' || c == q) out += '\\';
-    out += c;
+  const auto hex = [&out](const char* form, unsigned value) {
+    char buf[12];
+    std::snprintf(buf, sizeof buf, form, value);
+    out += buf;
+  };
+  // As Python's repr() prints a str (trial14 T1: the path reached the terminal raw, escape
+  // sequences included): \t \n \r, other controls as \xNN, invisible and format code points
+  // as \uNNNN, an ill-formed byte as the surrogate escape Python's file system decoding gives it
+  // (\udcNN); every other character as it is.
+  for (size_t i = 0; i < path.size();) {
+    const Utf8Step step = DecodeUtf8At(path, i);
+    const char32_t cp = step.cp;
+    if (!step.valid) {
+      for (size_t k = 0; k < step.length; ++k) {
+        hex("\\udc%02x", static_cast<unsigned char>(path[i + k]));
+      }
+    } else if (cp == '\\' || cp == static_cast<char32_t>(q)) {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD) {
+      hex("\\x%02x", static_cast<unsigned>(cp));
+    } else if ((cp > 0x7F && (IsDefaultIgnorable(cp) || IsUnicodeWhiteSpace(cp))) || cp == 0x2028 ||
+               cp == 0x2029) {
+      hex(cp > 0xFFFF ? "\\U%08x" : "\\u%04x", static_cast<unsigned>(cp));
+    } else {
+      out.append(path.substr(i, step.length));
+    }
+    i += step.length;
   }
   return out + q;
 }

@@ -12,6 +12,7 @@
 
 #include "checker/grounding.h"
 #include "checker/prompt.h"
+#include "host/terminal.h"
 
 namespace devflow {
 namespace {
@@ -143,8 +144,8 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
                         std::ostream& err) {
   Result<Options> options = ParseArgs(args);
   if (!options.ok()) {
-    err << "devflow-gate checker grounding: " << options.status().message() << "; " << kUsage
-        << "\n";
+    err << "devflow-gate checker grounding: " << TerminalLine(options.status().message()) << "; "
+        << kUsage << "\n";
     return 2;
   }
   if (options->help) {
@@ -161,7 +162,7 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
   Result<PromptParts> parsed =
       manifest ? ParsePrompt(prompt, std::string_view(manifest)) : ParsePrompt(prompt);
   if (!parsed.ok()) {
-    err << "devflow-gate checker grounding: " << parsed.status().message() << "\n";
+    err << "devflow-gate checker grounding: " << TerminalLine(parsed.status().message()) << "\n";
     return 2;
   }
   const PromptParts& parts = *parsed;

@@ -739,7 +739,9 @@ static int RunCliUnguarded(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "devflow-gate: " << e.what() << "\n"
+    // CLI11 quotes the argument it could not take (trial14 T1: escape sequences reached the
+    // terminal raw); the one terminal-safe printer shows them escaped.
+    std::cerr << "devflow-gate: " << TerminalLine(e.what()) << "\n"
               << "run 'devflow-gate --help' (or '<command> --help') for usage\n";
     return kExitUsage;
   }

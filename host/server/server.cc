@@ -47,6 +47,7 @@
 #include "host/server/metrics.h"
 #include "host/server/peer.h"
 #include "host/server/screen_pool.h"
+#include "host/terminal.h"
 #include "host/unwind.h"
 #include "reports/sha256.h"
 
@@ -1385,7 +1386,7 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
 };
 
 int Usage(const std::string& message) {
-  std::cerr << "devflow-gate serve: " << message << "\n";
+  std::cerr << "devflow-gate serve: " << TerminalLine(message) << "\n";  // argv in it (T1)
   return kExitUsage;
 }
 

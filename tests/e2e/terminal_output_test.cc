@@ -93,5 +93,31 @@ TEST_CASE(
         std::string::npos);
 }
 
+// trial14 T1: arguments echoed in usage errors reached the terminal raw (CLI11's "not expected"
+// and "could not convert", `serve --listen`, `checker grounding --kinds`), and `ground`'s
+// release_gate.py-style "cannot read" quoted the path without Python's repr escapes.
+TEST_CASE("usage errors show the argument they quote escaped") {
+  Workspace ws("");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"move", "x", "y", "--fl" + kRaw},
+           {"move", "x", "y", "--expect-revision", kRaw},
+           {"serve", "--listen", kRaw},
+           {"checker", "grounding", "--kinds", kRaw}}) {
+    auto r = ws.Gate(args);
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    NoRawControls(r.err);
+    NoRawControls(r.out);
+    CHECK(r.err.find(kShown) != std::string::npos);
+  }
+  // As Python's repr() prints the path: what release_gate.py prints for it.
+  auto g = ws.Gate({"ground", "--claim", kRaw, "--evidence", "x"});
+  CHECK(g.exit_code != 0);
+  NoRawControls(g.err);
+  NoRawControls(g.out);
+  CHECK((g.out + g.err).find("cannot read: [Errno 2] No such file or directory: "
+                             "'\\x1b[31mred\\u202e\\x85\\x07'") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace devflow::e2e
