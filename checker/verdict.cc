@@ -682,49 +682,331 @@ const std::string* OtherVerdictKey(const nlohmann::json& value, bool top) {
   return nullptr;
 }
 
-// Whether `folded` (FoldKey) holds one of `stems`.
-bool HoldsStem(std::string_view folded, std::initializer_list<std::string_view> stems) {
-  return std::any_of(stems.begin(), stems.end(), [&](std::string_view stem) {
-    return folded.find(stem) != std::string_view::npos;
+// ---- An allow's own words and values (ParseLast, DecisionValue; trial14 R1-R3) ----
+
+// `text` read with its hidden word boundaries: every run of skipped code points (kSkip: NUL,
+// zero-width space, soft hyphen, word joiner, BOM, bidi and tag characters, ...) that stands
+// between two word characters is replaced by as many spaces, every other byte kept, so a claim
+// found in it has the same offsets in `text`. nullopt when no skipped code point stands inside
+// a word. The scans join such a word (`ver<ZWSP>dict` is the keyword) and, through this
+// reading, also split it (`ok<U+200B>VETO` shows as "okVETO" or "ok VETO"; trial14 R1): a
+// claim in either reading claims.
+std::optional<std::string> SplitAtHidden(std::string_view text) {
+  std::optional<std::string> split;
+  bool after_word = false;              // the last unit not skipped is a word character
+  size_t run = std::string_view::npos;  // where the skipped run after that word character began
+  for (size_t i = 0; i < text.size();) {
+    const Unit u = UnitAt(text, i);
+    if (u.c == kSkip) {
+      if (after_word && run == std::string_view::npos) run = i;
+    } else {
+      const bool word = IsWordChar(u.c);
+      if (word && run != std::string_view::npos) {
+        if (!split) split.emplace(text);
+        std::fill(split->begin() + static_cast<std::ptrdiff_t>(run),
+                  split->begin() + static_cast<std::ptrdiff_t>(i), ' ');
+      }
+      run = std::string_view::npos;
+      after_word = word;
+    }
+    i += u.length;
+  }
+  return split;
+}
+
+// The first claim `scan` finds in `text` as written, else in `text` split at its hidden word
+// boundaries (SplitAtHidden); offsets into `text` either way.
+template <typename Scan>
+std::optional<VerdictClaim> InEitherReading(std::string_view text, const Scan& scan) {
+  if (auto claim = scan(text)) return claim;
+  const std::optional<std::string> split = SplitAtHidden(text);
+  if (!split) return std::nullopt;
+  return scan(std::string_view(*split));
+}
+
+// The words that cancel a negative word after them in an allow's own words: the statement
+// rule's negations and the quantities of none ("No blocking issues", "nothing fails", "zero
+// failures", "without blockers").
+bool IsCancelling(std::string_view w) {
+  return IsNegation(w) || OneOf(w, {"nothing", "none", "without", "zero", "0", "neither"});
+}
+
+// The words a negation reaches a positive word across in an allow's own words ("not going to
+// approve", "cannot recommend that we proceed", "not ready to merge"). Any other word ends the
+// negation's reach ("No issues found, so I approve", "no need to go further" state no
+// refusal).
+bool IsReachedAcross(std::string_view w) {
+  return OneOf(w, {"is",    "are",     "was",       "be",  "been",  "being", "would", "will",
+                   "shall", "should",  "must",      "can", "could", "to",    "i",     "we",
+                   "it",    "this",    "that",      "yet", "going", "do",    "does",  "did",
+                   "m",     "re",      "ll",        "d",   "ready", "safe",  "able",  "fit",
+                   "think", "believe", "recommend", "let", "still", "now",   "also"});
+}
+
+// A refusal worded without the keyword (trial14 R2): the statement rule's vocabulary read in
+// each clause of `text` (up to `.` `!` `?` `,` `;` `:` or a line end). A negative word
+// (IsStatedNegativeWord), a negative sign or `changes requested` / `request changes` claims,
+// unless a negation or a none-word (IsCancelling) stands within kNegationReach words before it
+// ("No blocking issues", "nothing fails"); a positive word claims when a negation reaches it
+// across connecting words only ("NOT APPROVED", "do not merge", "must not proceed", "cannot
+// approve", "No-go", "not OK") and that negation is not itself negated ("no reason not to
+// approve"). Returns the negative word, or the negation and the positive word.
+std::optional<VerdictClaim> RefusalClaim(std::string_view text) {
+  struct Token {
+    size_t at, end;
+    bool negative;   // IsStatedNegativeWord, a negative sign
+    bool positive;   // IsPositiveWord
+    bool negation;   // IsNegation: reaches a positive word
+    bool cancels;    // IsCancelling: cancels a negative word
+    bool connector;  // IsReachedAcross
+    bool changes;    // the word `changes`
+    bool request;    // `request`, `requests`, `requested`, `requesting`
+  };
+  std::vector<Token> t;  // the clause so far
+  // Whether a word that cancels stands within kNegationReach words before t[at].
+  const auto cancelled = [&](size_t at) {
+    for (size_t k = at >= kNegationReach ? at - kNegationReach : 0; k < at; ++k) {
+      if (t[k].cancels) return true;
+    }
+    return false;
+  };
+  const auto clause_claim = [&]() -> std::optional<VerdictClaim> {
+    for (size_t i = 0; i < t.size(); ++i) {
+      const bool pair =
+          i > 0 && ((t[i - 1].changes && t[i].request) || (t[i - 1].request && t[i].changes));
+      if (t[i].negative || pair) {
+        const size_t first = pair ? i - 1 : i;
+        if (!cancelled(first)) return VerdictClaim{t[first].at, t[i].end};
+        continue;
+      }
+      if (!t[i].positive) continue;
+      for (size_t k = i; k-- > 0;) {  // back across connecting words to a negation
+        if (t[k].negation) {
+          if (!cancelled(k)) return VerdictClaim{t[k].at, t[i].end};
+          break;
+        }
+        if (!t[k].connector || i - k > 2 * kNegationReach) break;
+      }
+    }
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < text.size();) {
+    const Unit u = UnitAt(text, i);
+    if (IsWordChar(u.c)) {
+      const Word word = ReadWord(text, i);
+      const std::string_view w = word.Text();
+      const bool negative = IsStatedNegativeWord(w);
+      t.push_back(Token{word.at, word.end, negative, !negative && IsPositiveWord(w), IsNegation(w),
+                        IsCancelling(w), IsReachedAcross(w), w == "changes",
+                        OneOf(w, {"request", "requests", "requested", "requesting"})});
+      i = word.end;
+      continue;
+    }
+    if (u.c == kOther && IsNegativeSign(DecodeUtf8At(text, i).cp)) {
+      t.push_back(Token{i, i + u.length, true, false, false, false, false, false, false});
+    } else if (EndsClause(u.c) || u.c == ':' || u.c == '\n') {
+      if (auto claim = clause_claim()) return claim;
+      t.clear();
+    }
+    i += u.length;
+  }
+  return clause_claim();
+}
+
+// What an allow's summary or finding may not say (ParseLast): the after-block scan
+// (FindVerdictClaim: a verdict key, a keyword statement, a lone veto/reject/deny word) or a
+// refusal without the keyword (RefusalClaim), in either reading of its hidden boundaries.
+std::optional<VerdictClaim> OwnWordsClaim(std::string_view text) {
+  return InEitherReading(text, [](std::string_view s) {
+    if (auto claim = FindVerdictClaim(s, ClaimForms::kKeysAndStatements)) return claim;
+    return RefusalClaim(s);
   });
 }
 
-// A value that says a decision, at any depth of `value` (objects, arrays), other than the
-// top-level `verdict` itself when `top` (trial13 R3): a string that is, trimmed and read as the
-// claim scan reads it, a negative word of the statement rule (`"rejected"`, `"veto"`,
-// `"Denied"`) or starts with one and a `:` (`"veto: REQ-7"`); `false` under a key that holds a
-// positive stem (`"approvedByReviewer"`, `"is_allowed"`, `"ok"`, `"lgtm"`, `"mergeable"`);
-// `true` under a key that holds a negative one (`"veto"`, `"blocked"`). Returns `"key": value`.
-// `top`: `value` is the deciding object, whose `verdict`, `summary` and `findings` are skipped.
-std::optional<std::string> DecisionValue(const nlohmann::json& value, bool top) {
-  const auto says = [](std::string_view key, const nlohmann::json& v) -> bool {
-    bool reordered = false;
-    const std::string name = FoldKey(key, &reordered);
-    if (v.is_boolean()) {
-      return v.get<bool>() ? HoldsStem(name, {"veto", "reject", "deny", "denied", "block", "fail",
-                                              "declin", "refus"})
-                           : HoldsStem(name, {"approv", "allow", "accept", "pass", "ok", "lgtm",
-                                              "merge", "admit"});
+// What a key says its value decides (DecisionValue; trial14 R3). The key is split into parts
+// (at anything but a letter or digit, and where a small letter meets a capital:
+// `approvedByReviewer` is approved, by, reviewer; look-alikes folded, invisible code points
+// dropped as FoldKey does). A part is positive when it holds `approv`, `allow`, `accept`,
+// `admit` or `lgtm`, starts with `merg`, `pass`, `ready`, `ship` or `proceed`, or is `ok`,
+// `okay`, `go` or `yes` (whole parts for the short ones: `good`, `token`, `password` are
+// not); negative when it holds `veto`, `reject`, `deny`, `denied`, `block`, `fail`, `declin`
+// or `refus`. A negation flips a part: a prefix `non`, `un`, `dis`, `not`, `no` right before
+// the stem (`unapproved`, `nonblocking`) or a part `not`, `non`, `no`, `un`, `never` before it
+// (`not_ok`, `non_blocking`). A part that names the answer (`final`, `vote`, `answer`,
+// `status`, `state`, `recommendation`, `conclusion`, `ruling`, `outcome`, `result`,
+// `decision`, `review`, `assessment`, `judgement`, `judgment`, `overall`) makes the key an
+// answer key.
+struct KeyStance {
+  bool positive = false;  // false, 0 or a no-word under it refuses
+  bool negative = false;  // true, a non-zero count, a yes-word or anything present refuses
+  bool answer = false;    // false or a no-word refuses
+};
+
+KeyStance StanceOf(std::string_view key) {
+  std::vector<std::string> parts(1);
+  bool small_before = false;
+  for (size_t i = 0; i < key.size();) {
+    const Unit u = UnitAt(key, i);
+    i += u.length;
+    if (u.c == kSkip) continue;
+    if (!IsWordChar(u.c)) {
+      if (!parts.back().empty()) parts.emplace_back();
+      small_before = false;
+      continue;
     }
-    if (!v.is_string()) return false;
-    const std::string text = FoldKey(JsTrim(v.get_ref<const std::string&>()), &reordered);
+    const bool capital = u.c >= 'A' && u.c <= 'Z';
+    if (capital && small_before) parts.emplace_back();
+    parts.back().push_back(Lower(u.c));
+    small_before = u.c >= 'a' && u.c <= 'z';
+  }
+  static constexpr std::string_view kPrefixes[] = {"non", "un", "dis", "not", "no"};
+  KeyStance stance;
+  bool negated_by_part = false;
+  for (const std::string& part : parts) {
+    if (part.empty()) continue;
+    // 1: the part holds one of `stems` (`anywhere`, or at its start), 2: negated by a prefix.
+    const auto holds = [&](std::initializer_list<std::string_view> stems, bool anywhere) {
+      for (std::string_view stem : stems) {
+        const size_t at = part.find(stem);
+        if (at == std::string::npos) continue;
+        const std::string_view before = std::string_view(part).substr(0, at);
+        const bool negated =
+            std::any_of(std::begin(kPrefixes), std::end(kPrefixes), [&](std::string_view prefix) {
+              return before.size() >= prefix.size() &&
+                     before.substr(before.size() - prefix.size()) == prefix;
+            });
+        if (!anywhere && !before.empty() && !negated) continue;
+        return negated ? 2 : 1;
+      }
+      return 0;
+    };
+    const int negative_stem =
+        holds({"veto", "reject", "deny", "denied", "block", "fail", "declin", "refus"}, true);
+    const int positive_stem = std::max({holds({"approv", "allow", "accept", "admit", "lgtm"}, true),
+                                        holds({"merg", "pass", "ready", "ship", "proceed"}, false),
+                                        OneOf(part, {"ok", "okay", "go", "yes"}) ? 1 : 0});
+    bool positive = positive_stem == 1 || negative_stem == 2;
+    bool negative = negative_stem == 1 || positive_stem == 2;
+    if (negated_by_part) std::swap(positive, negative);
+    stance.positive = stance.positive || positive;
+    stance.negative = stance.negative || negative;
+    stance.answer = stance.answer ||
+                    OneOf(part, {"final", "vote", "answer", "status", "state", "recommendation",
+                                 "conclusion", "ruling", "outcome", "result", "decision", "review",
+                                 "assessment", "judgement", "judgment", "overall"});
+    negated_by_part = OneOf(part, {"not", "non", "no", "un", "never"});
+  }
+  return stance;
+}
+
+// What a value says as an answer (DecisionValue): kNo for false, the integer 0 and a string
+// that is, as a whole, `no`, `nope`, `nay`, `false`, `n` or `0`; kYes for true, another
+// integer and `yes`, `yep`, `yeah`, `aye`, `true`, `y`, `1`; kAbsent for null, an empty
+// string, array or object and a string whose first word is a none-word (`none`, `nothing`,
+// `n/a`, `no REQ-7 issue`); kPresent for any other string and a non-empty array or object;
+// kNeither for a fraction.
+enum class Answer { kNo, kYes, kAbsent, kPresent, kNeither };
+
+Answer AnswerOf(const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? Answer::kYes : Answer::kNo;
+  if (v.is_number_integer() || v.is_number_unsigned()) {
+    return v == 0 ? Answer::kNo : Answer::kYes;
+  }
+  if (v.is_number()) return Answer::kNeither;
+  if (v.is_null()) return Answer::kAbsent;
+  if (!v.is_string()) return v.empty() ? Answer::kAbsent : Answer::kPresent;
+  bool reordered = false;
+  const std::string folded = FoldKey(JsTrim(v.get_ref<const std::string&>()), &reordered);
+  std::vector<std::string_view> words;
+  for (size_t i = 0; i < folded.size();) {
+    if (!IsWordChar(folded[i])) {
+      ++i;
+      continue;
+    }
     size_t n = 0;
-    while (n < text.size() && IsWordChar(text[n])) ++n;
-    return (n == text.size() || text[n] == ':') && IsStatedNegativeWord(text.substr(0, n));
+    while (i + n < folded.size() && IsWordChar(folded[i + n])) ++n;
+    words.push_back(std::string_view(folded).substr(i, n));
+    i += n;
+  }
+  if (words.empty()) return folded.empty() ? Answer::kAbsent : Answer::kPresent;
+  if (words.size() == 1 && OneOf(words[0], {"no", "nope", "nay", "false", "n", "0"})) {
+    return Answer::kNo;
+  }
+  if (words.size() == 1 && OneOf(words[0], {"yes", "yep", "yeah", "aye", "true", "y", "1"})) {
+    return Answer::kYes;
+  }
+  if (OneOf(words[0], {"no", "none", "nothing", "not", "false", "0", "nil", "null", "n", "na",
+                       "zero", "never", "empty"})) {
+    return Answer::kAbsent;
+  }
+  return Answer::kPresent;
+}
+
+// How many words `text` has as the claim scan reads it.
+size_t WordCount(std::string_view text) {
+  size_t words = 0;
+  for (size_t i = 0; i < text.size();) {
+    const Unit u = UnitAt(text, i);
+    if (IsWordChar(u.c)) {
+      ++words;
+      i = ReadWord(text, i).end;
+    } else {
+      i += u.length;
+    }
+  }
+  return words;
+}
+
+// How DecisionValue reads strings: kAll every string as the allow's own words are read (the
+// deciding allow), kLabels only strings of at most kMaxLabelWords words (an earlier block,
+// which may be JSON quoted from an artifact: `{"error": "the request failed because ..."}`).
+enum class ValueReading { kAll, kLabels };
+constexpr size_t kMaxLabelWords = 4;
+
+// A value that says a decision, at any depth of `value` (objects, arrays), other than the
+// top-level `verdict`, `summary`, `findings` and `nonce` when `top` (trial13 R3, trial14 R3).
+// Each member is read as the statement `key: value`:
+//  - a string as an allow's own words are (RefusalClaim, in either reading of its hidden
+//    boundaries): `"status": "rejected"`, `"not approved"`, `"changes requested"`,
+//    `"vetoed by checker"`, `"👎"`, `{"action": "do not merge"}`; `"no veto needed"` says none;
+//  - by its key's stance (StanceOf) and its value's answer (AnswerOf): a no (false, 0, `"no"`,
+//    `"false"`) under a positive key (`"is_approved": "false"`, `"ready": false`, `"go":
+//    false`, `"ok": 0`) or under an answer key except a number (`"final": "no"`, `"vote":
+//    "nay"`, `"status": "NOPE"`); a yes (true, a non-zero integer, `"yes"`) or anything present
+//    (a non-empty string, array or object) under a negative key (`"veto": true`,
+//    `"blocking_issues": ["REQ-7 …"]`, `"failures": 2`); `"failures": 0`, `"blockers": []`,
+//    `"blockers": "none"` say none.
+// Array items are read under their array's key. Returns `"key": value` (an array item: the
+// item).
+std::optional<std::string> DecisionValue(const nlohmann::json& value, bool top,
+                                         ValueReading reading = ValueReading::kAll,
+                                         std::string_view parent_key = {}) {
+  const auto says = [&](std::string_view key, const nlohmann::json& v) -> bool {
+    const KeyStance stance = StanceOf(key);
+    const Answer answer = AnswerOf(v);
+    if (answer == Answer::kNo && (stance.positive || (stance.answer && !v.is_number()))) {
+      return true;
+    }
+    if (stance.negative && (answer == Answer::kYes || answer == Answer::kPresent)) return true;
+    if (!v.is_string()) return false;
+    const std::string_view text = v.get_ref<const std::string&>();
+    if (reading == ValueReading::kLabels && WordCount(text) > kMaxLabelWords) return false;
+    return InEitherReading(text, [](std::string_view s) { return RefusalClaim(s); }).has_value();
   };
   if (value.is_object()) {
     for (auto it = value.begin(); it != value.end(); ++it) {
       // The verdict itself; an allow's summary and findings are read as prose (ParseLast).
-      if (top && (it.key() == "verdict" || it.key() == "summary" || it.key() == "findings")) {
+      if (top && (it.key() == "verdict" || it.key() == "summary" || it.key() == "findings" ||
+                  it.key() == "nonce")) {
         continue;
       }
       if (says(it.key(), it.value())) return Quoted(it.key()) + ": " + Quoted(it.value());
-      if (auto nested = DecisionValue(it.value(), false)) return nested;
+      if (auto nested = DecisionValue(it.value(), false, reading, it.key())) return nested;
     }
   } else if (value.is_array()) {
     for (const auto& item : value) {
-      if (says("", item)) return Quoted(item);
-      if (auto nested = DecisionValue(item, false)) return nested;
+      if (says(parent_key, item)) return Quoted(item);
+      if (auto nested = DecisionValue(item, false, reading, parent_key)) return nested;
     }
   }
   return std::nullopt;
@@ -827,7 +1109,7 @@ std::optional<std::string> EarlierDecisionValue(std::string_view content) {
   const nlohmann::json value = nlohmann::json::parse(JsonTextAsJsReadsIt(content), nullptr,
                                                      /*allow_exceptions=*/false);
   if (value.is_discarded()) return std::nullopt;
-  return DecisionValue(value, false);
+  return DecisionValue(value, false, ValueReading::kLabels);
 }
 
 // ParseLastVerdict's rule; `why` as VerdictFaultReason words it.
@@ -884,7 +1166,9 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
     const std::string_view tail = reply.substr(std::min(tail_at, reply.size()));
     if (!IsBlankText(tail)) {  // only white space and invisible characters may follow
       if (why) {
-        if (const auto claim = FindVerdictClaim(tail, ClaimForms::kKeysAndStatements)) {
+        if (const auto claim = InEitherReading(tail, [](std::string_view s) {
+              return FindVerdictClaim(s, ClaimForms::kKeysAndStatements);
+            })) {
           const std::string said(tail.substr(claim->at, claim->end - claim->at));
           *why = "the reply claims a verdict after its last verdict block (" + Quoted(said) +
                  "); only the last verdict block may decide, so end the reply with it";
@@ -911,7 +1195,7 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
       for (const std::string& finding : verdict->findings)
         words.emplace_back("a finding", &finding);
       for (const auto& [field, text] : words) {
-        if (const auto claim = FindVerdictClaim(*text, ClaimForms::kKeysAndStatements)) {
+        if (const auto claim = OwnWordsClaim(*text)) {
           if (why) {
             const std::string said(
                 std::string_view(*text).substr(claim->at, claim->end - claim->at));
@@ -947,7 +1231,8 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
       // "the design wanted", hidden in an HTML comment or an indented sample; trial12 a11b,
       // d01, d02, d08): a reader of the reply takes the veto.
       const std::string_view before = reply.substr(0, it->content.data() - reply.data());
-      if (const auto stated = StatedVeto(before)) {
+      if (const auto stated =
+              InEitherReading(before, [](std::string_view s) { return StatedVeto(s); })) {
         if (why) {
           const std::string said(before.substr(stated->at, stated->end - stated->at));
           *why = "the reply states a veto (" + Quoted(said) +

@@ -1294,3 +1294,146 @@ TEST_CASE("a bounded verdict keeps 64 findings and says how many more there were
 }
 
 }  // namespace devflow
+
+namespace devflow {
+namespace {
+
+// The fault reason of an allow block with `fields` after its verdict ("" when it decides).
+std::string AllowReason(const std::string& fields) {
+  return VerdictFaultReason(Block("{\"verdict\": \"allow\", " + fields + "}") + "\n");
+}
+
+}  // namespace
+
+TEST_CASE("an invisible character inside a word also splits it, so a hidden veto word claims") {
+  // trial14 R1: `ok<X>VETO` was read as the one word okVETO and the allow admitted.
+  for (const char* hidden : {R"(\u0000)", R"(\u200b)", R"(\u00ad)", R"(\u2060)", R"(\ufeff)",
+                             R"(\u200e)", R"(\u180e)", R"(\udb40\udc20)"}) {
+    CAPTURE(hidden);
+    const std::string text = std::string("Looks ok") + hidden + "VETO: REQ-7 missing";
+    CHECK(AllowReason("\"summary\": \"" + text + "\"") ==
+          "the last verdict block allows, but its summary claims a verdict (\"VETO\"); only the "
+          "\"verdict\" field may decide, so a reply that says both has none");
+    CHECK(AllowReason("\"summary\": \"ok\", \"findings\": [\"fine" + std::string(hidden) +
+                      "VETO: REQ-7 missing\"]") ==
+          "the last verdict block allows, but its a finding claims a verdict (\"VETO\"); only the "
+          "\"verdict\" field may decide, so a reply that says both has none");
+  }
+  // The prose before the block: the same split (raw UTF-8 here, a zero-width space and NUL).
+  static constexpr char kNul[] = "I must\0veto this card.\n\n";
+  for (const std::string& before :
+       {std::string("Verdict: fine\xE2\x80\x8Bveto.\n\n"), std::string(kNul, sizeof kNul - 1)}) {
+    CAPTURE(before);
+    const std::string reply = before + Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n";
+    CHECK_FALSE(ParseLastVerdict(reply));
+    CHECK(VerdictFaultReason(reply).find("the reply states a veto") == 0);
+  }
+  // A hidden character that joins a keyword still joins it, and one inside an honest word
+  // splits nothing that claims.
+  CHECK_FALSE(
+      ParseLastVerdict(Block(R"j({"verdict": "allow", "summary": "ver\u200bdict: veto"})j")));
+  CHECK(ParseLastVerdict(Block(R"j({"verdict": "allow", "summary": "Looks good\u00adto me"})j")));
+}
+
+TEST_CASE("an allow whose summary or finding refuses without a listed word is no verdict") {
+  // trial14 R2 (s01-s15): each admitted; the statement rule's vocabulary, without the keyword.
+  const std::pair<std::string, std::string> cases[] = {
+      {"NOT APPROVED: the design cites REQ-7, which the PRD does not state", "NOT APPROVED"},
+      {"Do not merge: REQ-7 is missing from the PRD", "not merge"},
+      {"The card must not proceed to ready; REQ-7 is undefined", "not proceed"},
+      {"FAIL - REQ-7 missing", "FAIL"},
+      {"BLOCKER: REQ-7 missing", "BLOCKER"},
+      {"No-go: REQ-7 is not in the PRD", "No-go"},
+      {"I cannot approve this: REQ-7 is not in the PRD", "cannot approve"},
+      {"Disapproved (REQ-7 missing)", "Disapproved"},
+      {"inadmissible: REQ-7 missing", "inadmissible"},
+      {"Refused \xE2\x80\x94 REQ-7 missing", "Refused"},
+      {"\xE2\x9D\x8C REQ-7 missing", "\xE2\x9D\x8C"},
+      {"\xF0\x9F\x91\x8E REQ-7 missing", "\xF0\x9F\x91\x8E"},
+      {"Changes requested: REQ-7 is missing from the PRD", "Changes requested"},
+      {"I don't think it is ready to merge", "t think it is ready to merge"},
+  };
+  for (const auto& [summary, said] : cases) {
+    CAPTURE(summary);
+    CHECK(AllowReason("\"summary\": \"" + summary + "\"") ==
+          "the last verdict block allows, but its summary claims a verdict (\"" + said +
+              "\"); only the \"verdict\" field may decide, so a reply that says both has none");
+  }
+  CHECK(
+      AllowReason(
+          R"j("summary": "all requirements are cited", "findings": ["NOT OK: REQ-7 cited but not defined"])j") ==
+      "the last verdict block allows, but its a finding claims a verdict (\"NOT OK\"); only the "
+      "\"verdict\" field may decide, so a reply that says both has none");
+  // Honest allows still decide: a negation or a none-word within four words before a negative
+  // word cancels it, and a negation reaches a positive word only across connecting words.
+  for (const char* summary :
+       {"No blocking issues", "No blockers found", "Nothing fails", "All checks pass",
+        "no issues; approve", "The design cites REQ-7, which the PRD defines",
+        "No issues found, so I approve", "I did not find any blocking issue", "12 passed, 0 failed",
+        "No changes requested", "No reason not to approve", "Nothing blocks the merge",
+        "No need to go further: every REQ is grounded"}) {
+    CAPTURE(summary);
+    CHECK(AllowReason(std::string("\"summary\": \"") + summary + "\"") == "");
+  }
+}
+
+TEST_CASE("a decision value the value rule missed beside an allow makes the object ambiguous") {
+  // trial14 R3 (v01-v20, w01, w03): each admitted beside "verdict": "allow".
+  const std::pair<std::string, std::string> cases[] = {
+      {R"j("status": "👎")j", R"j("status": "👎")j"},
+      {R"j("status": "❌")j", R"j("status": "❌")j"},
+      {R"j("status": "🛑")j", R"j("status": "🛑")j"},
+      {R"j("approved_by_reviewer": "no")j", R"j("approved_by_reviewer": "no")j"},
+      {R"j("is_approved": "false")j", R"j("is_approved": "false")j"},
+      {R"j("move_allowed": "false")j", R"j("move_allowed": "false")j"},
+      {R"j("is_approved": 0)j", R"j("is_approved": 0)j"},
+      {R"j("should_merge": "no")j", R"j("should_merge": "no")j"},
+      {R"j("status": "not approved")j", R"j("status": "not approved")j"},
+      {R"j("status": "changes requested")j", R"j("status": "changes requested")j"},
+      {R"j("status": "vetoed by checker")j", R"j("status": "vetoed by checker")j"},
+      {R"j("status": "NOPE")j", R"j("status": "NOPE")j"},
+      {R"j("final": "no")j", R"j("final": "no")j"},
+      {R"j("ready": false)j", R"j("ready": false)j"},
+      {R"j("ship_it": false)j", R"j("ship_it": false)j"},
+      {R"j("go": false)j", R"j("go": false)j"},
+      {R"j("vote": "nay")j", R"j("vote": "nay")j"},
+      {R"j("blocking_issues": ["REQ-7 is cited but not in the PRD"])j",
+       R"j("blocking_issues": ["REQ-7 is cited but not in the PRD"])j"},
+      {R"j("recommendation": {"action": "do not merge"})j", R"j("action": "do not merge")j"},
+      {R"j("unapproved": true)j", R"j("unapproved": true)j"},
+      {R"j("non_blocking": false)j", R"j("non_blocking": false)j"},
+      {R"j("failures": 2)j", R"j("failures": 2)j"},
+  };
+  for (const auto& [field, said] : cases) {
+    CAPTURE(field);
+    CHECK(AllowReason("\"summary\": \"ok\", " + field) ==
+          "the last verdict block has the decision value " + said +
+              " besides \"verdict\" (ambiguous; only \"verdict\" may say the decision)");
+    // Beside a veto the same value changes nothing: the veto decides.
+    const auto veto =
+        ParseLastVerdict(Block("{\"verdict\": \"veto\", \"summary\": \"ok\", " + field + "}"));
+    REQUIRE(veto);
+    CHECK_FALSE(veto->allow);
+  }
+  // Values that say no decision leave the allow deciding: whole key parts for the short stems
+  // (`good` is not `go`, `token` not `ok`), counts of zero, empty or none-word lists of
+  // negative things, a negated negative key, a fraction, a number under an answer key.
+  const auto allow = ParseLastVerdict(Block(
+      R"j({"verdict": "allow", "summary": "ok", "status": "done", "failures": 0, "notes": "no veto needed", "blocking_issues": [], "blockers": "none", "good": false, "token": false, "is_emergency": false, "non_blocking": ["naming nit"], "unblocked": true, "confidence": 0.0, "exit_status": 0, "breaking_change": "no"})j"));
+  REQUIRE(allow);
+  CHECK(allow->allow);
+}
+
+TEST_CASE("an earlier JSON block reads only its short strings as decision values") {
+  // An earlier block may be JSON quoted from an artifact: its long strings are prose the
+  // checker quoted, its labels and answers (trial14 R3 shapes) a draft's decision.
+  CHECK(VerdictFaultReason(Block(R"j({"status": "not approved", "summary": "REQ-7"})j") + "\n" +
+                           Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n") ==
+        "the reply's verdict blocks disagree: an earlier block says \"status\": \"not "
+        "approved\", the last allows; a reply must give one verdict, so it has none");
+  CHECK(ParseLastVerdict(
+      Block(R"j({"error": "the request is refused when the token has expired"})j") + "\n" +
+      Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n"));
+}
+
+}  // namespace devflow
