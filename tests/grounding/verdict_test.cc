@@ -1374,6 +1374,19 @@ TEST_CASE("an allow whose summary or finding refuses without a listed word is no
         "No need to go further: every REQ is grounded"}) {
     CAPTURE(summary);
     CHECK(AllowReason(std::string("\"summary\": \"") + summary + "\"") == "");
+  }  // The price (docs/decisions.md): descriptive or negated veto words park, and what still
+  // admits.
+  for (const char* summary :
+       {"Verdict: allow", "no veto needed", "not rejected", "the API rejects expired tokens",
+        "covers the failure path", "REQ-4 blocks unsigned uploads",
+        "the refusal message is specified", "a non\u00adblocking nit"}) {
+    CAPTURE(summary);
+    CHECK(AllowReason(std::string("\"summary\": \"") + summary + "\"") != "");
+  }
+  for (const char* summary :
+       {"I don't see how we could possibly merge this", "needs work", "No doubt it fails REQ-7"}) {
+    CAPTURE(summary);
+    CHECK(AllowReason(std::string("\"summary\": \"") + summary + "\"") == "");
   }
 }
 
@@ -1422,6 +1435,13 @@ TEST_CASE("a decision value the value rule missed beside an allow makes the obje
       R"j({"verdict": "allow", "summary": "ok", "status": "done", "failures": 0, "notes": "no veto needed", "blocking_issues": [], "blockers": "none", "good": false, "token": false, "is_emergency": false, "non_blocking": ["naming nit"], "unblocked": true, "confidence": 0.0, "exit_status": 0, "breaking_change": "no"})j"));
   REQUIRE(allow);
   CHECK(allow->allow);
+  // The price (docs/decisions.md): honest fields that use the words park.
+  for (const char* field :
+       {R"j("has_failures": true)j", R"j("failures": 2)j",
+        R"j("notes": "the failure path is covered")j", R"j("merge_blocked": false)j"}) {
+    CAPTURE(field);
+    CHECK(AllowReason(std::string("\"summary\": \"ok\", ") + field) != "");
+  }
 }
 
 TEST_CASE("an earlier JSON block reads only its short strings as decision values") {
