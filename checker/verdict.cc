@@ -445,6 +445,27 @@ std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text) {
   return end_clause();
 }
 
+// The words a first-person statement refuses with (StatedVeto): the negative verdict words
+// and the verbs of a refusal, `block`, `refuse`, `decline`, `disapprove`, `disallow` and
+// their forms ("We must block this card"; trial14 R6). Not `fail`: "we fail closed" is how a
+// design is described.
+bool IsFirstPersonRefusal(std::string_view w) {
+  return IsNegativeVerdictWord(w) ||
+         OneOf(w, {"block", "blocks", "blocking", "refuse", "refuses", "refusing", "decline",
+                   "declines", "declining", "disapprove", "disapproves", "disallow", "disallows"});
+}
+
+// The subjects of a passive refusal: the thing judged ("This card should be vetoed").
+bool IsPassiveSubject(std::string_view w) {
+  return OneOf(w, {"card", "move", "transition", "design", "change"});
+}
+
+// The participles a passive refusal ends with.
+bool IsRefusedParticiple(std::string_view w) {
+  return OneOf(w, {"vetoed", "rejected", "denied", "blocked", "refused", "declined", "disapproved",
+                   "disallowed"});
+}
+
 // A veto stated in prose before the deciding allow: the clause rule (ClauseStatedVeto), or the
 // checker in the first person: `I` or `we` (not after IsNotAssertingBefore's words in its
 // clause), up to kMaxConnectors connecting words with no negation among them, then a negative
@@ -464,19 +485,38 @@ std::optional<VerdictClaim> StatedVeto(std::string_view text) {
     const Word word = ReadWord(text, i);
     i = word.end;
     const bool first_person = IsFirstPerson(word.Text()) && !IsNotAssertingBefore(prev.Text());
+    // The card itself as the subject of a passive refusal (trial14 R6): "This card should be
+    // vetoed", "the design is rejected".
+    const bool passive = IsPassiveSubject(word.Text()) && !IsNotAssertingBefore(prev.Text());
     prev = word;
-    if (!first_person) continue;
+    if (!first_person && !passive) continue;
     Gap gap = ReadGap(text, word.end);
+    bool be = false;  // a form of `be` among the connecting words (a passive needs one)
     for (int connectors = 0; gap.end < text.size(); ++connectors) {
       if (!IsWordChar(UnitAt(text, gap.end).c)) break;  // a clause ends
       const Word next = ReadWord(text, gap.end);
       const std::string_view w = next.Text();
-      if (IsVerdictWord(w) || IsNegativeVerdictWord(w)) {  // also `vetoing`
-        if (IsNegativeVerdictWord(w)) return VerdictClaim{word.at, next.end};
+      if (passive) {
+        if (be && IsRefusedParticiple(w)) return VerdictClaim{word.at, next.end};
+      } else if (IsFirstPersonRefusal(w)) {
+        return VerdictClaim{word.at, next.end};
+      } else if (OneOf(w, {"say", "saying"})) {  // "I have to say no to this card"
+        const Gap after = ReadGap(text, next.end);
+        if (after.end < text.size() && IsWordChar(UnitAt(text, after.end).c)) {
+          const Word answer = ReadWord(text, after.end);
+          // `no` as the answer: "say no." or "say no to it", not "say no issues remain".
+          const Gap rest = ReadGap(text, answer.end);
+          const bool ends = rest.end >= text.size() || !IsWordChar(UnitAt(text, rest.end).c);
+          if (answer.Text() == "no" && (ends || ReadWord(text, rest.end).Text() == "to")) {
+            return VerdictClaim{word.at, answer.end};
+          }
+        }
         break;
       }
+      if (IsVerdictWord(w) || IsNegativeVerdictWord(w)) break;  // a positive verdict word
       // `not` ends a first-person statement ("I do not veto"): no claim.
       if (connectors == kMaxConnectors || !IsConnector(w) || w == "not") break;
+      be = be || OneOf(w, {"be", "is", "was", "are"});
       gap.end = ReadGap(text, next.end).end;
     }
   }

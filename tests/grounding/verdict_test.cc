@@ -1456,4 +1456,30 @@ TEST_CASE("an earlier JSON block reads only its short strings as decision values
       Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n"));
 }
 
+TEST_CASE("a first-person block or say-no and a passive refusal of the card before an allow") {
+  // trial14 R6 (p13-p15): admitted before.
+  const std::pair<std::string, std::string> cases[] = {
+      {"We must block this card: REQ-7 is missing.", "We must block"},
+      {"I have to say no to this card: REQ-7 is missing.", "I have to say no"},
+      {"This card should be vetoed: REQ-7 is missing.", "card should be vetoed"},
+      {"The design is rejected (REQ-7).", "design is rejected"},
+  };
+  for (const auto& [before, said] : cases) {
+    CAPTURE(before);
+    const std::string reply =
+        before + "\n\n" + Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n";
+    CHECK(VerdictFaultReason(reply) == "the reply states a veto (\"" + said +
+                                           "\") before its last verdict block, which allows; a "
+                                           "reply must give one verdict, so it has none");
+  }
+  for (const char* before :
+       {"I would say no issues remain.", "We do not block on style.", "The design is approved.",
+        "The card should be moved.", "We fail closed on every fault, as the design says.",
+        "The design is not rejected by any REQ."}) {
+    CAPTURE(before);
+    CHECK(ParseLastVerdict(std::string(before) + "\n\n" +
+                           Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n"));
+  }
+}
+
 }  // namespace devflow
