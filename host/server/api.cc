@@ -7,6 +7,7 @@
 
 #include "host/json_depth.h"
 #include "host/stages.h"
+#include "host/utf8.h"
 
 namespace devflow {
 namespace {
@@ -78,6 +79,13 @@ std::optional<json> ParseObject(std::string_view body, BodyError& error) {
   try {
     json::sax_parse(body.begin(), body.end(), &sax);
   } catch (const json::parse_error& e) {
+    // JSON.parse accepts a lone surrogate escape (`"\ud800"`), which JSON.stringify writes for
+    // a string holding one (a TypeScript caller's reason), and ill-formed UTF-8; nlohmann
+    // refuses both. Read as JavaScript reads them (U+FFFD; host/utf8.h), only on this slow path
+    // (trial14 S2: such a body was answered 400 and the plugin parked the card).
+    if (std::string as_js = JsonTextAsJsReadsIt(body); as_js != body) {
+      return ParseObject(as_js, error);
+    }
     error = {"", std::string("the body is not valid JSON: ") + e.what()};
     return std::nullopt;
   } catch (const json::exception& e) {

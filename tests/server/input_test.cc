@@ -192,6 +192,23 @@ TEST_CASE("serve: every field of a /v1/admit body is checked, a bad one is refus
   CHECK(a.json().value("field", "") == "kind");
 }
 
+// trial14 S2: JSON.stringify writes a lone surrogate in a string as the escape `\ud800`, which
+// JSON.parse accepts; the server answered such a body 400 (and the plugin parked the card).
+// It is read as JavaScript reads it: the reason carries U+FFFD.
+TEST_CASE("serve: a body with a lone surrogate escape, as JSON.stringify writes it, is read") {
+  Workspace ws(AllowConfig());
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  std::string body = Attempt(ws).dump();
+  body.insert(body.size() - 1, ",\"reason\":\"why \\ud800 not\"");
+  HttpAnswer a = server.Post("/v1/admit", body);
+  INFO(a.body);
+  CHECK(a.status == 200);
+  CHECK(a.json()["allowed"] == true);
+  // A body that is broken for JavaScript too is still refused.
+  CHECK(server.Post("/v1/admit", body.substr(0, body.size() - 1)).status == 400);
+}
+
 TEST_CASE("serve: every field of a /v1/moves body is checked, a bad one is refused naming it") {
   Workspace ws(AllowConfig());
   ws.CardInDesigning();
