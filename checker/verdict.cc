@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
 #include <iterator>
 #include <set>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -87,6 +90,14 @@ Unit UnitOf(char32_t cp, size_t length) {
   // A look-alike of an ASCII character is that character (host/lookalike.h, the project's one
   // fold: full-width forms, dashes, digits of other scripts, Cyrillic and Greek twins, ...).
   if (const char ascii = AsciiLookAlike(cp)) return {ascii, length};
+  // A Latin-1 letter with an accent is its base letter to the scan only (not a look-alike: the
+  // other languages' keywords and negative words, `décision`, `refusé`, `rejeté`; issue 7
+  // item 5, docs/decisions.md "Verdict words in other languages").
+  if (cp >= 0xC0 && cp <= 0xFF) {
+    static constexpr char kBase[] =
+        "AAAAAA\0CEEEEIIII\0NOOOOO\0OUUUUY\0\0aaaaaa\0ceeeeiiii\0nooooo\0ouuuuy\0y";
+    if (const char base = kBase[cp - 0xC0]) return {base, length};
+  }
   return {kOther, length};
 }
 
@@ -149,7 +160,7 @@ bool IsWordChar(char c) {
 bool EndsClause(char c) { return c == '.' || c == '!' || c == '?' || c == ',' || c == ';'; }
 
 // A word of the text: [at, end) in bytes, its first kWordKeep letters lowercased.
-constexpr size_t kWordKeep = 12;
+constexpr size_t kWordKeep = 24;
 struct Word {
   size_t at = 0;
   size_t end = 0;
@@ -160,8 +171,61 @@ struct Word {
   }
 };
 
-// The word starting at text[at] (a word character), skipped code points included.
+Word ReadPlainWord(std::string_view text, size_t at);
+
+bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// The word starting at text[at] (a word character), skipped code points included, as a reader
+// takes it (issue 7 item 4; trial13 e33, e36):
+//  - a run of 3 or more single letters each after one space, `.` or `-` is one word
+//    (`V E T O`, `V.E.T.O`, `v-e-t-o` read "veto");
+//  - `un`, `non` or `dis` glued by one `-` to a word is one word, kept with its `-`
+//    (`un‑approved` with U+2011 reads "un-approved"; IsPrefixedPositive).
 Word ReadWord(std::string_view text, size_t at) {
+  Word word = ReadPlainWord(text, at);
+  const auto separator_at = [&](size_t i, bool dash_only) {
+    if (i >= text.size()) return size_t{0};
+    const Unit u = UnitAt(text, i);
+    const bool ok = dash_only ? u.c == '-' : (u.c == ' ' || u.c == '.' || u.c == '-');
+    return ok ? u.length : size_t{0};
+  };
+  if (word.size == 1 && IsAsciiLetter(word.low[0])) {
+    Word joined = word;
+    for (size_t sep = separator_at(joined.end, false); sep != 0;
+         sep = separator_at(joined.end, false)) {
+      if (joined.end + sep >= text.size() || !IsAsciiLetter(UnitAt(text, joined.end + sep).c)) {
+        break;
+      }
+      const Word next = ReadPlainWord(text, joined.end + sep);
+      if (next.size != 1) break;
+      if (joined.size < kWordKeep) joined.low[joined.size] = next.low[0];
+      ++joined.size;
+      joined.end = next.end;
+    }
+    if (joined.size >= 3) return joined;
+    return word;
+  }
+  const std::string_view w = word.Text();
+  if (w == "un" || w == "non" || w == "dis") {
+    const size_t sep = separator_at(word.end, true);
+    if (sep != 0 && word.end + sep < text.size() && IsWordChar(UnitAt(text, word.end + sep).c)) {
+      const Word next = ReadPlainWord(text, word.end + sep);
+      Word joined = word;
+      if (joined.size < kWordKeep) joined.low[joined.size] = '-';
+      ++joined.size;
+      for (size_t k = 0; k < next.size; ++k) {
+        if (joined.size < kWordKeep) joined.low[joined.size] = k < kWordKeep ? next.low[k] : 0;
+        ++joined.size;
+      }
+      joined.end = next.end;
+      return joined;
+    }
+  }
+  return word;
+}
+
+// The word starting at text[at] (a word character), skipped code points included.
+Word ReadPlainWord(std::string_view text, size_t at) {
   Word word;
   word.at = at;
   size_t i = at;
@@ -182,9 +246,31 @@ bool OneOf(std::string_view word, std::initializer_list<std::string_view> list) 
   return std::find(list.begin(), list.end(), word) != list.end();
 }
 
+// The keywords of a verdict statement: `verdict`, `decision` and their plurals, and the same
+// in German, French, Spanish and Italian as the claim scan reads them (accents stripped:
+// `décision`, `decisión`); docs/decisions.md "Verdict words in other languages".
+bool IsKeyword(std::string_view w) {
+  return OneOf(w, {"verdict", "verdicts", "decision", "decisions", "urteil", "entscheidung",
+                   "veredicto", "decisione", "verdetto"});
+}
+
+// The words that say yes, by their stems (IsPositiveWord, below).
+bool IsPositiveWord(std::string_view w);
+
+// `un-`, `non-` or `dis-` glued by a hyphen to a word that says yes: a word that says no
+// (`un-approved`, `non-accepted`, `dis-allowed`; trial13 e36).
+bool IsPrefixedPositive(std::string_view w) {
+  const size_t dash = w.find('-');
+  if (dash == std::string_view::npos) return false;
+  const std::string_view prefix = w.substr(0, dash);
+  return (prefix == "un" || prefix == "non" || prefix == "dis") &&
+         IsPositiveWord(w.substr(dash + 1));
+}
+
 // The words that state a decision (their first word after the keyword decides it).
 bool IsVerdictWord(std::string_view w) {
-  return OneOf(w, {"allow",   "allows",  "allowed",  "allowing", "admit",    "admits",   "admitted",
+  return IsPrefixedPositive(w) ||
+         OneOf(w, {"allow",   "allows",  "allowed",  "allowing", "admit",    "admits",   "admitted",
                    "accept",  "accepts", "accepted", "approve",  "approves", "approved", "pass",
                    "passes",  "passed",  "ok",       "okay",     "lgtm",     "yes",      "go",
                    "veto",    "vetoes",  "vetoed",   "reject",   "rejects",  "rejected", "deny",
@@ -297,7 +383,13 @@ bool IsStatedNegativeWord(std::string_view w) {
                    "disapprove",  "disapproves", "disapproved", "disapproval", "unacceptable",
                    "negative",    "refuse",      "refuses",     "refused",     "refusal",
                    "nogo",        "unapproved",  "disallow",    "disallows",   "disallowed",
-                   "inadmissible"});
+                   "inadmissible"}) ||
+         IsPrefixedPositive(w) ||
+         // Other languages (docs/decisions.md "Verdict words in other languages"), accents
+         // stripped as the scan reads them: German, French, Spanish, Italian.
+         OneOf(w, {"abgelehnt", "ablehnung", "ablehnen", "verweigert", "zuruckgewiesen", "rejete",
+                   "rejetee", "rejet", "refusee", "rechazado", "rechazada", "rechazo", "denegado",
+                   "denegada", "rifiutato", "rifiutata", "rifiuto", "respinto", "respinta"});
 }
 
 // The signs a reader takes for a refusal: 👎 ❌ ❎ ✗ ✘ ⛔ 🚫 🛑 (trial13 e45).
@@ -415,7 +507,7 @@ std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text) {
       const Word word = ReadWord(text, i);
       const std::string_view w = word.Text();
       ClauseToken::Kind kind = ClauseToken::kOther;
-      if (w == "verdict" || w == "decision") {
+      if (IsKeyword(w)) {
         kind = ClauseToken::kKeyword;
       } else if (IsStatedNegativeWord(w)) {
         kind = ClauseToken::kNegative;
@@ -537,7 +629,7 @@ std::optional<VerdictClaim> FindVerdictClaim(std::string_view text, ClaimForms f
     if (IsWordChar(u.c)) {
       const Word word = ReadWord(text, i);
       const std::string_view low = word.Text();
-      if (low == "verdict" || low == "decision") {
+      if (IsKeyword(low)) {
         if (auto claim = ClaimAt(text, word, line_start, before, forms)) return claim;
       } else if (forms == ClaimForms::kKeysAndStatements && IsNegativeVerdictWord(low)) {
         return VerdictClaim{word.at, word.end};
@@ -558,6 +650,168 @@ std::optional<VerdictClaim> FindVerdictClaim(std::string_view text, ClaimForms f
   return std::nullopt;
 }
 
+namespace {
+
+// ---- The CommonMark reading of the reply (FencedBlocks' `nested`) ----
+
+constexpr std::string_view kInComment = "inside an HTML comment";
+constexpr std::string_view kInDetails = "inside a <details> element";
+constexpr std::string_view kInTildeFence = "inside a ~~~ fence";
+constexpr std::string_view kInBacktickFence = "inside a ``` fence";
+constexpr std::string_view kInBlockquote = "inside a blockquote";
+constexpr std::string_view kInIndentedCode = "inside an indented code block";
+constexpr std::string_view kInListItem = "inside a list item";
+constexpr std::string_view kAfterText = "after text on its line";
+
+// The columns of a line's leading spaces and tabs (a tab to the next multiple of 4) and the
+// offset of its first other byte.
+std::pair<size_t, size_t> Indent(std::string_view line) {
+  size_t columns = 0, at = 0;
+  for (; at < line.size() && (line[at] == ' ' || line[at] == '\t'); ++at) {
+    columns = line[at] == '\t' ? columns + 4 - columns % 4 : columns + 1;
+  }
+  return {columns, at};
+}
+
+bool IsBlankLine(std::string_view line) {
+  return line.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+// The run of '`' or '~' that `body` (a line after its indent) starts with, when it is a fence:
+// three or more, and for backticks an info string without a backtick. {0, 0} otherwise.
+std::pair<char, size_t> FenceRun(std::string_view body) {
+  if (body.empty() || (body[0] != '`' && body[0] != '~')) return {0, 0};
+  size_t n = 0;
+  while (n < body.size() && body[n] == body[0]) ++n;
+  if (n < 3) return {0, 0};
+  if (body[0] == '`' && body.find('`', n) != std::string_view::npos) return {0, 0};
+  return {body[0], n};
+}
+
+// Whether `text` at `at` holds the tag name `name` (ASCII case-insensitive) ending there.
+bool TagAt(std::string_view text, size_t at, std::string_view name) {
+  if (text.size() < at + name.size()) return false;
+  for (size_t k = 0; k < name.size(); ++k) {
+    if (Lower(text[at + k]) != name[k]) return false;
+  }
+  const size_t end = at + name.size();
+  return end == text.size() || text[end] == '>' || text[end] == ' ' || text[end] == '\t' ||
+         text[end] == '/' || text[end] == '\r';
+}
+
+// What hides text from a reader outside code: an open HTML comment, open <details> elements.
+struct HtmlState {
+  bool in_comment = false;
+  size_t details = 0;
+};
+
+// `state` after the HTML of `text` (outside code): `<!--` … `-->`, `<details` … `</details>`.
+void ScanHtml(std::string_view text, HtmlState* state) {
+  for (size_t i = 0; i < text.size();) {
+    if (state->in_comment) {
+      const size_t end = text.find("-->", i);
+      if (end == std::string_view::npos) return;
+      state->in_comment = false;
+      i = end + 3;
+      continue;
+    }
+    const size_t lt = text.find('<', i);
+    if (lt == std::string_view::npos) return;
+    if (text.substr(lt, 4) == "<!--") {
+      state->in_comment = true;
+      i = lt + 4;
+      continue;
+    }
+    if (TagAt(text, lt + 1, "details")) {
+      ++state->details;
+    } else if (lt + 1 < text.size() && text[lt + 1] == '/' && TagAt(text, lt + 2, "details") &&
+               state->details > 0) {
+      --state->details;
+    }
+    i = lt + 1;
+  }
+}
+
+// Where a block whose opener follows `prefix` on its line (outside fences, comments and
+// <details>) stands: "" at the start of the line (at most 3 columns in), else why it is no
+// top-level fenced block.
+std::string_view PrefixNested(std::string_view prefix) {
+  const auto [columns, at] = Indent(prefix);
+  if (at == prefix.size()) return columns <= 3 ? std::string_view() : kInIndentedCode;
+  if (columns > 3) return kInIndentedCode;
+  const std::string_view rest = prefix.substr(at);
+  if (rest[0] == '>') return kInBlockquote;
+  size_t digits = 0;
+  while (digits < rest.size() && digits < 9 && rest[digits] >= '0' && rest[digits] <= '9') {
+    ++digits;
+  }
+  const size_t marker =
+      digits > 0 && digits < rest.size() && (rest[digits] == '.' || rest[digits] == ')')
+          ? digits + 1
+      : (rest[0] == '-' || rest[0] == '+' || rest[0] == '*') ? 1
+                                                             : 0;
+  if (marker > 0 && (marker == rest.size() || rest[marker] == ' ' || rest[marker] == '\t')) {
+    return kInListItem;
+  }
+  return kAfterText;
+}
+
+// Sets each block's `nested` by reading `reply` line by line as CommonMark does (FencedBlocks).
+void MarkNested(std::string_view reply, std::vector<FencedBlock>* blocks) {
+  const auto opener = [&](size_t k) {
+    return static_cast<size_t>((*blocks)[k].info.data() - reply.data()) - kFence.size();
+  };
+  size_t next = 0;  // the next block whose opener is not yet placed
+  HtmlState html;   // at the current position, outside code
+  char fence = 0;   // the open fence's character, 0: none
+  size_t fence_length = 0;
+  bool paragraph = false;  // the line before continues a paragraph
+  for (size_t line_at = 0; next < blocks->size() && line_at <= reply.size();) {
+    const size_t newline = reply.find('\n', line_at);
+    const size_t line_end = newline == std::string_view::npos ? reply.size() : newline;
+    const std::string_view line = reply.substr(line_at, line_end - line_at);
+    const auto [columns, body_at] = Indent(line);
+    const std::string_view body = line.substr(body_at);
+    if (fence != 0) {  // inside a fence: every opener on the line is its content
+      for (; next < blocks->size() && opener(next) <= line_end; ++next) {
+        (*blocks)[next].nested = fence == '~' ? kInTildeFence : kInBacktickFence;
+      }
+      const auto [c, n] = FenceRun(body);
+      if (columns <= 3 && c == fence && n >= fence_length && IsBlankLine(body.substr(n))) {
+        fence = 0;
+      }
+      paragraph = false;
+    } else if (!html.in_comment && !paragraph && columns >= 4 && !IsBlankLine(line)) {
+      for (; next < blocks->size() && opener(next) <= line_end; ++next) {
+        (*blocks)[next].nested = kInIndentedCode;
+      }
+    } else {
+      const bool opens = !html.in_comment && columns <= 3 && FenceRun(body).first != 0;
+      size_t at = line_at;
+      for (; next < blocks->size() && opener(next) <= line_end; ++next) {
+        const size_t open = opener(next);
+        ScanHtml(reply.substr(at, open - at), &html);
+        at = open;
+        (*blocks)[next].nested = html.in_comment ? kInComment
+                                 : html.details
+                                     ? kInDetails
+                                     : PrefixNested(reply.substr(line_at, open - line_at));
+      }
+      if (opens) {  // the info string is no HTML
+        std::tie(fence, fence_length) = FenceRun(body);
+        paragraph = false;
+      } else {
+        ScanHtml(reply.substr(at, line_end - at), &html);
+        paragraph = !IsBlankLine(line);
+      }
+    }
+    if (newline == std::string_view::npos) break;
+    line_at = newline + 1;
+  }
+}
+
+}  // namespace
+
 std::vector<FencedBlock> FencedBlocks(std::string_view reply) {
   // /```[^\n]*\n([\s\S]*?)```/g: a match attempt at an opening fence fails only when no
   // newline or no later fence follows it, and then every later attempt fails too; that opener
@@ -570,18 +824,19 @@ std::vector<FencedBlock> FencedBlocks(std::string_view reply) {
     const size_t info_at = open + kFence.size();
     const size_t newline = reply.find('\n', info_at);
     if (newline == std::string_view::npos) {
-      blocks.push_back(FencedBlock{reply.substr(info_at), std::string_view(), false});
+      blocks.push_back(FencedBlock{reply.substr(info_at), std::string_view(), false, {}});
       break;
     }
     const std::string_view info = reply.substr(info_at, newline - info_at);
     const size_t close = reply.find(kFence, newline + 1);
     if (close == std::string_view::npos) {
-      blocks.push_back(FencedBlock{info, reply.substr(newline + 1), false});
+      blocks.push_back(FencedBlock{info, reply.substr(newline + 1), false, {}});
       break;
     }
-    blocks.push_back(FencedBlock{info, reply.substr(newline + 1, close - newline - 1), true});
+    blocks.push_back(FencedBlock{info, reply.substr(newline + 1, close - newline - 1), true, {}});
     pos = close + kFence.size();
   }
+  MarkNested(reply, &blocks);
   return blocks;
 }
 
@@ -1152,12 +1407,125 @@ std::optional<std::string> EarlierDecisionValue(std::string_view content) {
   return DecisionValue(value, false, ValueReading::kLabels);
 }
 
+// ---- Code points that make a reply say something else than it shows ----
+
+// An explicit bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069):
+// it reorders what follows it on screen (Trojan Source, CVE-2021-42574; trial13 e72:
+// `"\u202Eotev :tcidreV"` shows as "Verdict: veto"). Not LRM, RLM or ALM, which real
+// right-to-left text uses and which move no text.
+bool IsBidiOverride(char32_t cp) {
+  return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+// A tag character (U+E0000–U+E007F): invisible, and a run of them spells hidden ASCII text
+// ("ASCII smuggling"; trial13 e70).
+bool IsTagCharacter(char32_t cp) { return cp >= 0xE0000 && cp <= 0xE007F; }
+
+bool IsForbidden(char32_t cp) { return IsBidiOverride(cp) || IsTagCharacter(cp); }
+
+// The first forbidden code point written raw in `text`, or 0. Their UTF-8 forms are
+// E2 80 AA–AE, E2 81 A6–A9 and F3 A0 80–81 xx, so a byte scan finds them.
+char32_t RawForbidden(std::string_view text) {
+  for (size_t i = text.find_first_of("\xE2\xF3"); i != std::string_view::npos;
+       i = text.find_first_of("\xE2\xF3", i + 1)) {
+    const Utf8Step step = DecodeUtf8At(text, i);
+    if (step.valid && IsForbidden(step.cp)) return step.cp;
+  }
+  return 0;
+}
+
+// The first forbidden code point that `text` (a verdict block) writes as a JSON escape
+// (`\u202E`, or a surrogate pair `\uDB40\uDC76` for a tag character), or 0.
+char32_t EscapedForbidden(std::string_view text) {
+  for (size_t i = text.find("\\u"); i != std::string_view::npos; i = text.find("\\u", i + 1)) {
+    size_t used = 0;
+    const long unit = DigitsAt(text, i + 2, 4, 4, 16, &used);
+    if (unit < 0) continue;
+    char32_t cp = static_cast<char32_t>(unit);
+    if (unit >= 0xD800 && unit <= 0xDBFF && text.substr(i + 6, 2) == "\\u") {
+      const long low = DigitsAt(text, i + 8, 4, 4, 16, &used);
+      if (low >= 0xDC00 && low <= 0xDFFF) {
+        cp = 0x10000 + ((static_cast<char32_t>(unit) - 0xD800) << 10) +
+             (static_cast<char32_t>(low) - 0xDC00);
+      }
+    }
+    if (IsForbidden(cp)) return cp;
+  }
+  return 0;
+}
+
+// The fault for a forbidden code point `cp`, named.
+std::string ForbiddenReason(char32_t cp, bool escaped) {
+  static constexpr const char* kBidiNames[] = {
+      "LEFT-TO-RIGHT EMBEDDING", "RIGHT-TO-LEFT EMBEDDING", "POP DIRECTIONAL FORMATTING",
+      "LEFT-TO-RIGHT OVERRIDE",  "RIGHT-TO-LEFT OVERRIDE",  "LEFT-TO-RIGHT ISOLATE",
+      "RIGHT-TO-LEFT ISOLATE",   "FIRST STRONG ISOLATE",    "POP DIRECTIONAL ISOLATE"};
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(cp));
+  const std::string where = escaped ? " as a JSON escape in its last verdict block" : "";
+  if (IsTagCharacter(cp)) {
+    return std::string("the reply holds ") + hex + ", a tag character" + where +
+           " (invisible; a run of them spells hidden text), so it has no verdict";
+  }
+  const size_t k = cp <= 0x202E ? cp - 0x202A : 5 + (cp - 0x2066);
+  return std::string("the reply holds ") + hex + " " + kBidiNames[k] + where +
+         ", a bidirectional control that reorders what a reader sees (Trojan Source, "
+         "CVE-2021-42574), so it has no verdict";
+}
+
+// Whether `text` is nothing but white space (host/utf8.h IsUnicodeWhiteSpace): what may follow
+// the deciding block. Zero-width and other invisible characters are text there (trial13 e71).
+bool IsWhiteSpaceOnly(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Step step = DecodeUtf8At(text, i);
+    if (!step.valid || !IsUnicodeWhiteSpace(step.cp)) return false;
+    i += step.length;
+  }
+  return true;
+}
+
+// The first code point of `text` that is not white space, as U+XXXX.
+std::string FirstNonWhiteSpace(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Step step = DecodeUtf8At(text, i);
+    if (!step.valid || !IsUnicodeWhiteSpace(step.cp)) {
+      char hex[16];
+      std::snprintf(
+          hex, sizeof hex, "U+%04X",
+          static_cast<unsigned>(step.valid ? step.cp : static_cast<unsigned char>(text[i])));
+      return hex;
+    }
+    i += step.length;
+  }
+  return "";
+}
+
 // ParseLastVerdict's rule; `why` as VerdictFaultReason words it.
 std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std::string>& nonce,
                                  std::string* why) {
+  // A bidi override or a tag character anywhere: what a reader sees is not what the reply says.
+  if (const char32_t cp = RawForbidden(reply)) {
+    if (why) *why = ForbiddenReason(cp, false);
+    return std::nullopt;
+  }
   const std::vector<FencedBlock> blocks = FencedBlocks(reply);
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     if (!ClaimsVerdict(*it)) continue;
+    // The deciding block is a top-level fenced block as a reader of the rendered reply sees it:
+    // one hidden in a comment or <details>, quoted, listed, indented or inside another fence is
+    // no answer a reader sees (trial13 e60 e61 j02-j04), and no earlier block stands in for it.
+    if (!it->nested.empty()) {
+      if (why) {
+        *why = "the reply's last verdict block is " + std::string(it->nested) +
+               "; only a top-level fenced block (its ``` at the start of a line, outside any "
+               "comment, quote, list or other fence) may decide, so the reply has none";
+      }
+      return std::nullopt;
+    }
+    if (const char32_t cp = EscapedForbidden(it->content)) {
+      if (why) *why = ForbiddenReason(cp, true);
+      return std::nullopt;
+    }
     // The last claim decides alone: broken, unclosed or without the nonce, it is no verdict,
     // and no earlier block (a draft, a quoted example, an echoed artifact) stands in for it.
     if (!it->closed) {
@@ -1204,11 +1572,16 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
     const size_t tail_at =
         static_cast<size_t>(it->content.data() - reply.data()) + it->content.size() + kFence.size();
     const std::string_view tail = reply.substr(std::min(tail_at, reply.size()));
-    if (!IsBlankText(tail)) {  // only white space and invisible characters may follow
+    if (!IsWhiteSpaceOnly(tail)) {  // only white space may follow, nothing invisible either
       if (why) {
-        if (const auto claim = InEitherReading(tail, [](std::string_view s) {
-              return FindVerdictClaim(s, ClaimForms::kKeysAndStatements);
-            })) {
+        if (IsBlankText(tail)) {
+          *why = "the reply goes on after its last verdict block with invisible characters (" +
+                 FirstNonWhiteSpace(tail) +
+                 " first); the verdict block must end the reply, with nothing after it but white "
+                 "space";
+        } else if (const auto claim = InEitherReading(tail, [](std::string_view s) {
+                     return FindVerdictClaim(s, ClaimForms::kKeysAndStatements);
+                   })) {
           const std::string said(tail.substr(claim->at, claim->end - claim->at));
           *why = "the reply claims a verdict after its last verdict block (" + Quoted(said) +
                  "); only the last verdict block may decide, so end the reply with it";

@@ -25,6 +25,12 @@ struct FencedBlock {
   std::string_view info;     // the opener's info string: after the backticks, up to the LF
   std::string_view content;  // after the opener's LF up to the closing fence (or reply end)
   bool closed = true;        // false: the reply ended inside this block (only ever the last)
+  /// "" when the block is a top-level fenced block as a CommonMark reader sees the reply; else
+  /// where it is hidden or nested, in words: "inside an HTML comment", "inside a <details>
+  /// element", "inside a ~~~ fence", "inside a longer ``` fence", "inside a blockquote",
+  /// "inside an indented code block", "inside a list item", "after text on its line". A static
+  /// string (issue 7, trial13 e60 e61 j02-j04; docs/checker-protocol.md "Which block decides").
+  std::string_view nested;
 };
 
 /// Fenced blocks in reply order: three backticks, any info string to end of line, a newline,
@@ -32,6 +38,13 @@ struct FencedBlock {
 /// to right; the JS pattern /```[^\n]*\n([\s\S]*?)```/g gives the closed blocks). An opener
 /// after the last closed block that is never closed (or whose info string runs to the end of
 /// the reply) is returned last with closed = false and the rest of the reply as its content.
+/// The same pass reads the reply line by line as CommonMark does and sets each block's
+/// `nested`: a ``` or ~~~ fence line (at most 3 spaces in) opens a fence that only a line of
+/// at least as many of the same character closes (an unclosed one runs to the reply's end);
+/// a line 4 or more columns in, outside a paragraph, is indented code; `<!--` outside code
+/// opens a comment up to `-->` (or the end); `<details` opens an element up to its
+/// `</details>` (or the end); a block whose opener line starts with `>`, a list marker, 4 or
+/// more columns or other text is no top-level fenced block.
 std::vector<FencedBlock> FencedBlocks(std::string_view reply);
 
 /// Whether a block claims to be a verdict: the first word of its info string is `json` (ASCII

@@ -37,6 +37,36 @@ constexpr Twin kTwins[] = {
     {0x04CF, 'l'}, {0x0501, 'd'}, {0x051A, 'Q'}, {0x051B, 'q'}, {0x051C, 'W'}, {0x051D, 'w'},
 };
 
+// Modifier (superscript) and subscript letters, and small capitals, drawn like a Latin letter
+// (trial13 e32: `Verdict: ᵛᵉᵗᵒ`), sorted by code point: Spacing Modifier Letters U+02B0–U+02E3,
+// IPA small capitals, Phonetic Extensions U+1D00–U+1DBF, U+2071, U+207F, subscripts
+// U+2090–U+209C, U+2C7C–U+2C7D, U+A730–U+A731.
+constexpr Twin kSmallLetters[] = {
+    {0x0262, 'G'}, {0x026A, 'I'}, {0x0274, 'N'}, {0x0280, 'R'}, {0x028F, 'Y'}, {0x0299, 'B'},
+    {0x029C, 'H'}, {0x029F, 'L'}, {0x02B0, 'h'}, {0x02B1, 'h'}, {0x02B2, 'j'}, {0x02B3, 'r'},
+    {0x02B7, 'w'}, {0x02B8, 'y'}, {0x02E1, 'l'}, {0x02E2, 's'}, {0x02E3, 'x'}, {0x1D00, 'A'},
+    {0x1D04, 'C'}, {0x1D05, 'D'}, {0x1D07, 'E'}, {0x1D0A, 'J'}, {0x1D0B, 'K'}, {0x1D0D, 'M'},
+    {0x1D0F, 'O'}, {0x1D18, 'P'}, {0x1D1B, 'T'}, {0x1D1C, 'U'}, {0x1D20, 'V'}, {0x1D21, 'W'},
+    {0x1D22, 'Z'}, {0x1D2C, 'A'}, {0x1D2E, 'B'}, {0x1D30, 'D'}, {0x1D31, 'E'}, {0x1D33, 'G'},
+    {0x1D34, 'H'}, {0x1D35, 'I'}, {0x1D36, 'J'}, {0x1D37, 'K'}, {0x1D38, 'L'}, {0x1D39, 'M'},
+    {0x1D3A, 'N'}, {0x1D3C, 'O'}, {0x1D3E, 'P'}, {0x1D3F, 'R'}, {0x1D40, 'T'}, {0x1D41, 'U'},
+    {0x1D42, 'W'}, {0x1D43, 'a'}, {0x1D47, 'b'}, {0x1D48, 'd'}, {0x1D49, 'e'}, {0x1D4D, 'g'},
+    {0x1D4F, 'k'}, {0x1D50, 'm'}, {0x1D52, 'o'}, {0x1D56, 'p'}, {0x1D57, 't'}, {0x1D58, 'u'},
+    {0x1D5B, 'v'}, {0x1D62, 'i'}, {0x1D63, 'r'}, {0x1D64, 'u'}, {0x1D65, 'v'}, {0x1D9C, 'c'},
+    {0x1DA0, 'f'}, {0x1DA6, 'I'}, {0x1DAB, 'L'}, {0x1DB0, 'N'}, {0x1DB8, 'U'}, {0x1DBB, 'z'},
+    {0x2071, 'i'}, {0x207F, 'n'}, {0x2090, 'a'}, {0x2091, 'e'}, {0x2092, 'o'}, {0x2093, 'x'},
+    {0x2095, 'h'}, {0x2096, 'k'}, {0x2097, 'l'}, {0x2098, 'm'}, {0x2099, 'n'}, {0x209A, 'p'},
+    {0x209B, 's'}, {0x209C, 't'}, {0x2C7C, 'j'}, {0x2C7D, 'V'}, {0xA730, 'F'}, {0xA731, 'S'},
+};
+
+// The ASCII twin of `cp` in a table sorted by code point, or 0.
+template <size_t N>
+char TwinIn(const Twin (&table)[N], char32_t cp) {
+  const auto* twin = std::lower_bound(std::begin(table), std::end(table), cp,
+                                      [](const Twin& t, char32_t c) { return t.cp < c; });
+  return twin != std::end(table) && twin->cp == cp ? twin->ascii : 0;
+}
+
 // Whether the character at s[i] (a byte >= 0x80) folds: to ASCII, or away. `length` gets its
 // length and `ascii` its ASCII twin (0: dropped); false (and the length) when it is kept.
 bool FoldsAt(std::string_view s, size_t i, size_t* length, char* ascii) {
@@ -82,10 +112,8 @@ char AsciiLookAlike(char32_t cp) {
   for (char32_t zero : kDigitZeros) {
     if (cp >= zero && cp < zero + 10) return static_cast<char>('0' + (cp - zero));
   }
-  const auto* twin = std::lower_bound(std::begin(kTwins), std::end(kTwins), cp,
-                                      [](const Twin& t, char32_t c) { return t.cp < c; });
-  if (twin != std::end(kTwins) && twin->cp == cp) return twin->ascii;
-  return 0;
+  if (const char ascii = TwinIn(kTwins, cp)) return ascii;
+  return TwinIn(kSmallLetters, cp);
 }
 
 bool IsCombiningMark(char32_t cp) {

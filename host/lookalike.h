@@ -18,7 +18,11 @@ namespace devflow {
 /// U+2080–U+2089) its digit; a decimal digit of another script (general category Nd: Arabic-Indic,
 /// Devanagari, Thai, ...) its digit; a Cyrillic or Greek letter drawn like a Latin one (Cyrillic
 /// `а е о р с у х і ј ѕ ԁ һ ӏ` and capitals `А В Е К М Н О Р С Т Х ...`, Greek capitals
-/// `Α Β Ε Ζ Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ` and `ο ν`) that letter. ASCII itself is not passed here.
+/// `Α Β Ε Ζ Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ` and `ο ν`) that letter; a modifier (superscript) letter, a
+/// subscript letter or a small capital drawn like a Latin one (`ᵛ ᵉ ʳ ᵈ ᶦ ᶜ ᵗ`, `ⁱ ⁿ`, `ₐ ₑ ₒ`,
+/// `ᴠ ᴇ ᴛ ᴏ ʀ ɪ`: U+02B0–U+02E3, U+1D00–U+1DBF, U+2071, U+207F, U+2090–U+209C and a few IPA
+/// small capitals; trial13 e32) that letter, superscripts and subscripts lowercase, small
+/// capitals uppercase. ASCII itself is not passed here.
 char AsciiLookAlike(char32_t cp);
 
 /// A combining mark of the Latin, Cyrillic, Greek and symbol blocks (U+0300–U+036F,

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checker/verdict.h"
@@ -265,7 +266,7 @@ TEST_CASE("a block claims to be a verdict by a json info word, a leading {, or a
   for (const Case& c : cases) {
     CAPTURE(c.info);
     CAPTURE(c.content);
-    CHECK(ClaimsVerdict(FencedBlock{c.info, c.content, true}) == c.claims);
+    CHECK(ClaimsVerdict(FencedBlock{c.info, c.content, true, {}}) == c.claims);
   }
 }
 
@@ -364,9 +365,13 @@ const ReplyCase kReplies[] = {
      std::nullopt, ""},
     {"an unclosed non-verdict fence after the block",
      Block(R"({"verdict": "allow", "summary": "ok"})") + "\n```bash\nmake te", std::nullopt, ""},
-    {"white space and zero-width characters after the block",
-     Block(R"({"verdict": "allow", "summary": "ok"})") + "\n \t\r\n\xE2\x80\x8B\xC2\xA0\n",
+    {"white space after the block",
+     Block(R"({"verdict": "allow", "summary": "ok"})") + "\n \t\r\n\xC2\xA0\xE3\x80\x80\n",
      std::nullopt, "allow:ok"},
+    // Invisible characters after it are text: a run of them may spell hidden words (trial13 e71).
+    {"a zero-width character after the block",
+     Block(R"({"verdict": "allow", "summary": "ok"})") + "\n \t\r\n\xE2\x80\x8B\xC2\xA0\n",
+     std::nullopt, ""},
     {"several verdicts: the last decides (allow, veto)",
      kDraft + "\n" + Block(R"({"verdict": "veto", "summary": "second"})"), std::nullopt,
      "veto:second"},
@@ -418,7 +423,8 @@ const ReplyCase kReplies[] = {
 
 TEST_CASE("only the last block that claims to be a verdict decides, and only when valid") {
   for (const ReplyCase& c : kReplies) {
-    CAPTURE(c.label);
+    const std::string label = c.label;
+    CAPTURE(label);
     CHECK(Said(ParseLastVerdict(c.reply, c.nonce)) == c.want);
   }
 }
@@ -602,8 +608,7 @@ const Admitted kStillDecide[] = {
      false, ""},
     {"a negative word before the fence", "I considered a veto; REQ-7 is defined after all.\n", true,
      "\n"},
-    {"only white space and invisible characters after", "", true,
-     "\n\n \t\xE2\x80\x8B\xE2\x81\xA0\xEF\xBB\xBF\xE3\x80\x80\r\n"},
+    {"only white space after", "", true, "\n\n \t\xC2\x85\xE2\x80\xA8\xE3\x80\x80\r\n"},
 };
 
 TEST_CASE("a veto stated in prose before an allow block leaves no verdict") {
@@ -612,8 +617,10 @@ TEST_CASE("a veto stated in prose before an allow block leaves no verdict") {
   // indented sample, or after a rejection.
   const std::pair<std::string, std::string> cases[] = {
       {"**Verdict:** veto. The design says:\n", "Verdict:** veto"},
-      {"Verdict: veto. REQ-7 is not in the PRD.\n<!--\n", "Verdict: veto"},
-      {"Verdict: veto. REQ-7 is not in the PRD. The design wanted this:\n    ", "Verdict: veto"},
+      // (the allow hidden in an HTML comment or an indented sample, as a11b and d02 sent it, is
+      // the nested-block rule's: "a hidden or nested last verdict block leaves no verdict")
+      {"Verdict: veto. REQ-7 is not in the PRD.\n", "Verdict: veto"},
+      {"Verdict: veto. REQ-7 is not in the PRD. The design wanted this:\n\n", "Verdict: veto"},
       {"This design does NOT pass. Verdict: reject.\n", "Verdict: reject"},
       {"## Verdict\nveto at first; on reflection:\n", "Verdict\\nveto"},
       {"My decision is not to approve it.\n", "decision is not to approve"},
@@ -887,8 +894,8 @@ TEST_CASE("a first-person veto before an allow block leaves no verdict") {
   // it.
   const std::pair<std::string, std::string> cases[] = {
       // d03 as the trial wrote it, and as issue 7's residual quotes it
-      {"I must veto this card (REQ-7 missing).\n<details><summary>raw</summary>\n\n",
-       "I must veto"},
+      // (d03 hid the allow in a <details> element: the nested-block rule's case now)
+      {"I must veto this card (REQ-7 missing).\n\n", "I must veto"},
       {"I must veto this card: the design has no rollback plan.\n", "I must veto"},
       {"I veto.\n", "I veto"},
       {"We reject this design.\n", "We reject"},
@@ -1113,12 +1120,12 @@ TEST_CASE("a negative verdict word after the deciding block makes the reply fail
   }
   // A negative word alone is no key: a block holding one does not claim to be a verdict.
   CHECK_FALSE(FindVerdictClaim("I veto this card.", ClaimForms::kKeys));
-  CHECK_FALSE(ClaimsVerdict(FencedBlock{"bash", "echo rejected", true}));
+  CHECK_FALSE(ClaimsVerdict(FencedBlock{"bash", "echo rejected", true, {}}));
 }
 
 TEST_CASE("a single-quoted verdict key makes a block claim, so a JSON5 last block fails closed") {
-  CHECK(ClaimsVerdict(FencedBlock{"js", "const v = {'verdict': 'veto'};", true}));
-  CHECK(ClaimsVerdict(FencedBlock{"json5", "// final\n{'verdict': 'veto'}", true}));
+  CHECK(ClaimsVerdict(FencedBlock{"js", "const v = {'verdict': 'veto'};", true, {}}));
+  CHECK(ClaimsVerdict(FencedBlock{"json5", "// final\n{'verdict': 'veto'}", true, {}}));
   const std::string reply =
       AllowFence(std::nullopt) + "\n```js\nconst v = {'verdict': 'veto'};\n```";
   CHECK_FALSE(ParseLastVerdict(reply));
@@ -1205,6 +1212,12 @@ TEST_CASE(
   for (const Case& c : cases) {
     CAPTURE(c.json);
     CHECK_FALSE(DecodeVerdictBlock(c.json));
+    if (std::string_view(c.json).find("\\u202e") != std::string_view::npos) {
+      // A bidi override written as an escape in the block is refused before the keys are read.
+      CHECK(VerdictFaultReason(Block(c.json))
+                .rfind("the reply holds U+202E RIGHT-TO-LEFT OVERRIDE as a JSON escape", 0) == 0);
+      continue;
+    }
     CHECK(VerdictFaultReason(Block(c.json)) ==
           std::string("the last verdict block has another verdict key ") + c.key +
               " besides \"verdict\" (ambiguous; only \"verdict\" may name the verdict)");
@@ -1237,6 +1250,11 @@ TEST_CASE("a top-level key that is a decision word beside verdict makes the obje
   for (const auto& [json, key] : cases) {
     CAPTURE(json);
     CHECK_FALSE(DecodeVerdictBlock(json));
+    if (std::string_view(json).find("\\u202e") != std::string_view::npos) {
+      CHECK(VerdictFaultReason(Block(json))
+                .rfind("the reply holds U+202E RIGHT-TO-LEFT OVERRIDE as a JSON escape", 0) == 0);
+      continue;
+    }
     CHECK(VerdictFaultReason(Block(json)) ==
           std::string("the last verdict block has the decision key ") + key +
               " besides \"verdict\" (ambiguous; only \"verdict\" may say the decision)");
