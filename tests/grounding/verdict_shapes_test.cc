@@ -199,6 +199,9 @@ TEST_CASE("letters that spell a veto to a reader state a veto before an allow bl
        "approved\n\n"},
       {"non-", "Verdict: non-accepted.\n\n"},
       {"dis-", "Verdict: dis-allowed.\n\n"},
+      // look-alikes in prose are folded too (trial13 e20 Cyrillic е, e22 math bold; docs fixed)
+      {"e20", "Verdict: v\xD0\xB5to.\n\n"},
+      {"e22", "Verdict: \xF0\x9D\x90\xAF\xF0\x9D\x90\x9E\xF0\x9D\x90\xAD\xF0\x9D\x90\xA8.\n\n"},
   };
   for (const auto& nonce : kNonces) {
     for (const Case& c : cases) {
