@@ -1502,7 +1502,7 @@ std::string FirstNonWhiteSpace(std::string_view text) {
 
 // ParseLastVerdict's rule; `why` as VerdictFaultReason words it.
 std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std::string>& nonce,
-                                 std::string* why) {
+                                 ReplyRule rule, std::string* why) {
   // A bidi override or a tag character anywhere: what a reader sees is not what the reply says.
   if (const char32_t cp = RawForbidden(reply)) {
     if (why) *why = ForbiddenReason(cp, false);
@@ -1511,6 +1511,18 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
   const std::vector<FencedBlock> blocks = FencedBlocks(reply);
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     if (!ClaimsVerdict(*it)) continue;
+    // `reply: block-only`: nothing but white space before the block (after it: below, for every
+    // provider). Closed by construction: no prose, so no reading of prose.
+    const size_t opener_at = static_cast<size_t>(it->info.data() - reply.data()) - kFence.size();
+    if (rule == ReplyRule::kBlockOnly && !IsWhiteSpaceOnly(reply.substr(0, opener_at))) {
+      if (why) {
+        *why =
+            "this provider sets reply: block-only; the reply holds text outside its verdict block "
+            "(" +
+            Quoted(std::string(JsTrim(reply.substr(0, opener_at)))) + ")";
+      }
+      return std::nullopt;
+    }
     // The deciding block is a top-level fenced block as a reader of the rendered reply sees it:
     // one hidden in a comment or <details>, quoted, listed, indented or inside another fence is
     // no answer a reader sees (trial13 e60 e61 j02-j04), and no earlier block stands in for it.
@@ -1673,13 +1685,14 @@ std::optional<Verdict> DecodeVerdictBlock(std::string_view content) {
 }
 
 std::optional<Verdict> ParseLastVerdict(std::string_view reply,
-                                        const std::optional<std::string>& nonce) {
-  return ParseLast(reply, nonce, nullptr);
+                                        const std::optional<std::string>& nonce, ReplyRule rule) {
+  return ParseLast(reply, nonce, rule, nullptr);
 }
 
-std::string VerdictFaultReason(std::string_view reply, const std::optional<std::string>& nonce) {
+std::string VerdictFaultReason(std::string_view reply, const std::optional<std::string>& nonce,
+                               ReplyRule rule) {
   std::string why;
-  if (ParseLast(reply, nonce, &why)) return "";
+  if (ParseLast(reply, nonce, rule, &why)) return "";
   return why;
 }
 

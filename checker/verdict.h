@@ -96,6 +96,13 @@ std::optional<VerdictClaim> FindVerdictClaim(std::string_view text, ClaimForms f
 /// properties are ignored. Anything else → nullopt.
 std::optional<Verdict> DecodeVerdictBlock(std::string_view content);
 
+/// What a provider's reply may hold besides its verdict block (`reply:` in the provider's
+/// config, config/config.h).
+enum class ReplyRule {
+  kText,       // prose may precede the deciding block (the rules below); the default
+  kBlockOnly,  // the reply is the deciding block, with nothing but white space around it
+};
+
 /// The verdict of a reply: the last block that ClaimsVerdict, when it is closed, decodes,
 /// (with `nonce` set) carries exactly that nonce as a string, and nothing but blank text
 /// (host/utf8.h IsBlankText: white space, zero-width, format or control characters) follows it
@@ -105,8 +112,12 @@ std::optional<Verdict> DecodeVerdictBlock(std::string_view content);
 /// last one is not a valid verdict, or anything follows it — nullopt, the fault `the checker
 /// replied without a parsable verdict block`: an earlier valid block never stands in for a broken
 /// last one.
+/// With ReplyRule::kBlockOnly, also only white space (IsUnicodeWhiteSpace) may precede the
+/// deciding block: `this provider sets reply: block-only; the reply holds text outside its
+/// verdict block (…)`.
 std::optional<Verdict> ParseLastVerdict(std::string_view reply,
-                                        const std::optional<std::string>& nonce = std::nullopt);
+                                        const std::optional<std::string>& nonce = std::nullopt,
+                                        ReplyRule rule = ReplyRule::kText);
 
 /// Why ParseLastVerdict(reply, nonce) finds no verdict, in words for the operator (the fault
 /// message, the ledger row and the fault report; issue 10 item 8), from the same rules; "" when
@@ -114,7 +125,8 @@ std::optional<Verdict> ParseLastVerdict(std::string_view reply,
 /// "veto"`, `the last verdict block is not valid JSON`, `the reply has no fenced block`. A
 /// value of the reply is quoted as compact JSON, at most 80 bytes.
 std::string VerdictFaultReason(std::string_view reply,
-                               const std::optional<std::string>& nonce = std::nullopt);
+                               const std::optional<std::string>& nonce = std::nullopt,
+                               ReplyRule rule = ReplyRule::kText);
 
 /// Bounds on what a checker says before it becomes durable (issue 7 item 11): one summary or
 /// finding keeps at most kMaxVerdictLineBytes bytes, a verdict at most kMaxVerdictFindings

@@ -323,7 +323,7 @@ class Loader {
 
   std::optional<ProviderConfig> Provider(const Entry& p) {
     static const std::vector<std::string> kKeys = {"builtin", "command", "args", "env",
-                                                   "network", "sandbox", "read"};
+                                                   "network", "sandbox", "read", "reply"};
     std::string item = "providers." + p.key;
     ProviderConfig out;
     out.name = p.key;
@@ -423,6 +423,18 @@ class Loader {
         problems_.Add(At(*sandbox), item,
                       "sandbox must be on or off (off runs the checker unconfined and names it in "
                       "every report)" +
+                          Got(v));
+      }
+    }
+    if (const Entry* reply = FindEntry(entries, "reply")) {
+      // `block-only` closes every shape of prose by construction; `text` is the default rule.
+      const YAML::Node& v = reply->value;
+      if (v.IsScalar() && (v.Scalar() == "block-only" || v.Scalar() == "text")) {
+        out.reply_block_only = v.Scalar() == "block-only";
+      } else {
+        problems_.Add(At(*reply), item,
+                      "reply must be text (prose may precede the verdict block; the default) or "
+                      "block-only (the reply is the verdict block and nothing else)" +
                           Got(v));
       }
     }

@@ -33,6 +33,10 @@ struct ProviderConfig {
   std::vector<std::string> env;        // host variable names passed through
   bool network = false;                // the sandbox keeps the network for this provider
   bool sandbox_off = false;            // `sandbox: off`: no confinement (reported as "off")
+  /// `reply: block-only` (issue 7 item 1): the reply must be the deciding verdict block and
+  /// nothing else but white space around it (checker/verdict.h ReplyRule::kBlockOnly). Default
+  /// `reply: text`: prose may precede the block (the rules of docs/checker-protocol.md).
+  bool reply_block_only = false;
   /// `read:` extra files or trees a confined checker may read (checker/sandbox.h ReadableSet),
   /// absolute, as written; each existed when the config loaded.
   std::vector<std::string> read;

@@ -383,13 +383,17 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     return judged(fail_closed(reply.status().message()));
   }
 
-  const std::optional<Verdict> said = ParseLastVerdict(reply->text, nonce);
+  // The provider's `reply:` rule (docs/providers.md): block-only admits no text around the block.
+  const ProviderConfig* definition = checker_.Provider(configured->provider);
+  const ReplyRule rule =
+      definition && definition->reply_block_only ? ReplyRule::kBlockOnly : ReplyRule::kText;
+  const std::optional<Verdict> said = ParseLastVerdict(reply->text, nonce, rule);
   if (!said) {
     evidence = CheckEvidence{true,          std::move(reply->text),        0,
                              false,         std::move(reply->stderr_tail), reply->stderr_bytes,
                              reply->sandbox};
     evidence.reply_bytes = static_cast<int64_t>(evidence.reply.size());
-    const std::string why = VerdictFaultReason(evidence.reply, nonce);
+    const std::string why = VerdictFaultReason(evidence.reply, nonce, rule);
     return fail_with_evidence("the checker replied without a parsable verdict block", why);
   }
   // The one place a checker's words enter the system: from here on (journal check, cache

@@ -241,6 +241,8 @@ std::string ComputeCheckerIdentity(const ProviderConfig* provider, bool verdict_
     p["sandbox"] = provider->sandbox_off ? "off" : "on";
     // Only when set: an identity without `read:` stays the one a cache already holds.
     if (!provider->read.empty()) p["read"] = provider->read;
+    // Likewise: only `reply: block-only` adds a field (another reply rule, another checker).
+    if (provider->reply_block_only) p["reply"] = "block-only";
     if (!files.empty()) {
       ordered_json list = ordered_json::array();
       for (const auto& [path, identity] : files) list.push_back({path, identity});
@@ -279,7 +281,7 @@ struct IdentityInputs {
     const ProviderConfig& a = provider;
     return a.builtin == p->builtin && a.args == p->args && a.command == p->command &&
            a.env == p->env && a.network == p->network && a.sandbox_off == p->sandbox_off &&
-           a.read == p->read;
+           a.read == p->read && a.reply_block_only == p->reply_block_only;
   }
 };
 

@@ -476,6 +476,10 @@ int ConfigCheck(const Globals& g, bool json) {
     ojson sandbox = ojson::object();
     for (const auto& p : config->providers) sandbox[p.name] = checker.SandboxLevel(p);
     j["sandbox"] = sandbox;
+    ojson reply = ojson::object();
+    for (const auto& p : config->providers)
+      reply[p.name] = p.reply_block_only ? "block-only" : "text";
+    j["reply"] = reply;
     if (!errors.empty()) j["problems"] = errors;
     j["warnings"] = warnings;
     std::cout << Dump(j) << "\n";
@@ -489,7 +493,8 @@ int ConfigCheck(const Globals& g, bool json) {
   for (const auto& p : config->providers) {
     std::cout << "    " << Terminal(p.name) << ": "
               << Terminal(p.builtin ? "builtin " + *p.builtin : "command " + p.command.front())
-              << ", sandbox " << checker.SandboxLevel(p) << (p.network ? ", network" : "") << "\n";
+              << ", sandbox " << checker.SandboxLevel(p) << (p.network ? ", network" : "")
+              << (p.reply_block_only ? ", reply block-only" : "") << "\n";
   }
   for (const auto& w : warnings) std::cout << "warning: " << Terminal(w) << "\n";
   for (const auto& e : errors) std::cerr << "error: " << Terminal(e) << "\n";

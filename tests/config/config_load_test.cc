@@ -219,7 +219,7 @@ plugins: []
        "devflow-gate.yaml:8:39: providers.g: env[2] \"A-B\" is not an environment variable name "
        "(letters, digits and _, not starting with a digit)\n"
        "devflow-gate.yaml:9:27: providers.h: unknown key \"netwrok\" (did you mean "
-       "\"network\"?); allowed here: builtin, command, args, env, network, sandbox, read");
+       "\"network\"?); allowed here: builtin, command, args, env, network, sandbox, read, reply");
 }
 
 TEST_CASE("config accepts only the literal booleans true and false for network") {

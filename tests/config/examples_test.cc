@@ -49,7 +49,8 @@ TEST_CASE("the JSON Schema parses and closes each object over the keys the loade
   REQUIRE_FALSE(schema.is_discarded());
   const auto& defs = schema.at("$defs");
   CHECK(Keys(defs.at("provider").at("properties")) ==
-        std::set<std::string>{"builtin", "args", "command", "env", "network", "sandbox", "read"});
+        std::set<std::string>{"builtin", "args", "command", "env", "network", "sandbox", "read",
+                              "reply"});
   CHECK(Keys(defs.at("agentGate").at("properties")) ==
         std::set<std::string>{"edges", "reportDir", "verdictCacheDir", "checkTimeoutMs",
                               "maxReplyBytes"});

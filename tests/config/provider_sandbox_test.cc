@@ -112,3 +112,36 @@ TEST_CASE("a read: path in /proc, /sys or /dev fails the load naming the tree") 
 }
 
 }  // namespace devflow
+
+namespace devflow {
+
+TEST_CASE("a provider may set reply: block-only, text is the default, anything else fails") {
+  auto config = LoadConfigText(
+      "providers:\n"
+      "  strict:\n"
+      "    command: [checker]\n"
+      "    reply: block-only\n"
+      "  plain:\n"
+      "    command: [checker]\n"
+      "  spelled:\n"
+      "    command: [checker]\n"
+      "    reply: text\n"
+      "plugins: []\n",
+      "g.yaml");
+  REQUIRE(config.ok());
+  CHECK(config->FindProvider("strict")->reply_block_only);
+  CHECK_FALSE(config->FindProvider("plain")->reply_block_only);
+  CHECK_FALSE(config->FindProvider("spelled")->reply_block_only);
+  auto bad = LoadConfigText(
+      "providers:\n"
+      "  strict:\n"
+      "    command: [checker]\n"
+      "    reply: strict\n"
+      "plugins: []\n",
+      "g.yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("g.yaml:4:12: providers.strict: reply must be text") !=
+        std::string::npos);
+}
+
+}  // namespace devflow

@@ -55,6 +55,7 @@ TEST_CASE("identity: another provider definition misses, and its own verdict dec
       {"env names", [](ProviderConfig& p) { p.env = {"MODEL"}; }},
       {"network", [](ProviderConfig& p) { p.network = true; }},
       {"sandbox off", [](ProviderConfig& p) { p.sandbox_off = true; }},
+      {"reply block-only", [](ProviderConfig& p) { p.reply_block_only = true; }},
       {"a builtin",
        [](ProviderConfig& p) {
          p.command.clear();
@@ -72,7 +73,8 @@ TEST_CASE("identity: another provider definition misses, and its own verdict dec
     REQUIRE(rig.Move(id).code == "committed");
     Rework(rig, id);
     swap.change(*rig.scripted.definition);
-    rig.scripted.Veto("strict says no");
+    // The block alone, so a block-only provider reads it too.
+    rig.scripted.Reply("```json\n{\"verdict\": \"veto\", \"summary\": \"strict says no\"}\n```\n");
     MoveOutcome swapped = rig.Move(id);
     CHECK(swapped.code == "vetoed");
     CHECK(swapped.message.find("agent check vetoed designing->ready: strict says no") !=
@@ -153,6 +155,30 @@ TEST_CASE("bounds: a huge allow summary is cut in the journal check and the cach
   CHECK(outcome.checks[0].summary->size() <= kMaxVerdictLineBytes);
   CHECK(LastLine(rig.Journal(id)).size() < 2048);
   CHECK(Slurp(rig.OnlyCacheFile())->size() < 4096);
+}
+
+TEST_CASE("reply block-only on the provider parks a reply with prose before its block") {
+  // Issue 7 item 1: the provider's `reply: block-only` reaches the verdict rule. The same reply
+  // admits under the default rule (upstream's allowReply has prose before the block).
+  for (const bool block_only : {false, true}) {
+    CAPTURE(block_only);
+    Rig rig;
+    rig.scripted.definition = Definition({"/bin/true"});
+    rig.scripted.definition->reply_block_only = block_only;
+    const std::string id = "0704-strict";
+    WriteCard(rig.root, id, {{"prd", "PRD\n"}, {"design", "DESIGN\n"}});
+    rig.scripted.Allow("design is sound");
+    MoveOutcome outcome = rig.Move(id);
+    if (!block_only) {
+      CHECK(outcome.code == "committed");
+      continue;
+    }
+    ExpectParkedWithEvidence(rig, outcome, id,
+                             "the checker replied without a parsable verdict block",
+                             "this provider sets reply: block-only; the reply holds text outside "
+                             "its verdict block (\"I read the card and its inputs.\")",
+                             /*park_rev=*/5);
+  }
 }
 
 }  // namespace

@@ -274,4 +274,27 @@ TEST_CASE("honest replies still admit after the trust14 rules") {
   }
 }
 
+TEST_CASE("reply block-only: the reply is the verdict block and white space, nothing else") {
+  for (const auto& nonce : kNonces) {
+    const std::string block = Allow(nonce);
+    for (const std::string& reply : {block, "\n \t\n" + block + "\n\n"}) {
+      CHECK(ParseLastVerdict(reply, nonce, ReplyRule::kBlockOnly));
+      CHECK(VerdictFaultReason(reply, nonce, ReplyRule::kBlockOnly).empty());
+    }
+    // Any prose before it, honest or not, in any language: no verdict under block-only, while
+    // the default rule admits the honest one.
+    const std::string honest = "The design covers REQ-7.\n\n" + block;
+    CHECK(ParseLastVerdict(honest, nonce));
+    CHECK_FALSE(ParseLastVerdict(honest, nonce, ReplyRule::kBlockOnly));
+    CHECK(VerdictFaultReason(honest, nonce, ReplyRule::kBlockOnly) ==
+          "this provider sets reply: block-only; the reply holds text outside its verdict block "
+          "(\"The design covers REQ-7.\")");
+    const std::string other = "Entscheidung: nicht genehmigt.\n\n" + block;
+    CHECK(ParseLastVerdict(other, nonce));  // a limit of the word lists (docs/decisions.md)
+    CHECK_FALSE(ParseLastVerdict(other, nonce, ReplyRule::kBlockOnly));
+    CHECK_FALSE(ParseLastVerdict(block + "Thanks.\n", nonce, ReplyRule::kBlockOnly));
+    CHECK_FALSE(ParseLastVerdict("\xE2\x80\x8B" + block, nonce, ReplyRule::kBlockOnly));
+  }
+}
+
 }  // namespace devflow
