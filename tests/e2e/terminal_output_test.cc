@@ -17,6 +17,12 @@ const std::string kRaw = "\x1b[31mred\xe2\x80\xae\xc2\x85\x07";
 const char kJson[] = "\\u001b[31mred\\u202e\\u0085\\u0007";
 // As the terminal printer shows them in human output (host/terminal.h).
 const char kShown[] = "\\x1b[31mred\\u202e\\u0085\\x07";
+// What a checker's verdict carries: the same without U+202E, since a bidi override in a
+// verdict block leaves no verdict at all (docs/checker-protocol.md; tests/grounding/
+// verdict_shapes_test.cc); the printer's handling of it is shown by the prompt below.
+const std::string kCheckerRaw = "\x1b[31mred\xc2\x85\x07";
+const char kCheckerJson[] = "\\u001b[31mred\\u0085\\u0007";
+const char kCheckerShown[] = "\\x1b[31mred\\u0085\\x07";
 
 // Not one of the four raw sequences anywhere in `out`.
 void NoRawControls(const std::string& out) {
@@ -31,7 +37,7 @@ std::string HostileChecker(Workspace& ws) {
   const std::string path = ws / "hostile.sh";
   test::Spit(path, std::string("#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '```json' "
                                "'{\"verdict\":\"veto\",\"summary\":\"") +
-                       kJson + "\",\"findings\":[\"" + kJson + "\"]}' '```'\n");
+                       kCheckerJson + "\",\"findings\":[\"" + kCheckerJson + "\"]}' '```'\n");
   test::MakeExecutable(path);
   return path;
 }
@@ -52,11 +58,11 @@ TEST_CASE("move --dry-run shows a checker's escape sequences escaped, in text an
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 1);
   NoRawControls(r.out);
-  CHECK(r.out.find(std::string("agent check vetoed designing->ready: ") + kShown +
+  CHECK(r.out.find(std::string("agent check vetoed designing->ready: ") + kCheckerShown +
                    "; the full report would be written to ") != std::string::npos);
   // The would-be report, through TerminalText: its lines kept, its controls shown.
-  CHECK(r.out.find(std::string("## Summary\n\n") + kShown + "\n\n## Findings\n\n- " + kShown +
-                   "\n") != std::string::npos);
+  CHECK(r.out.find(std::string("## Summary\n\n") + kCheckerShown + "\n\n## Findings\n\n- " +
+                   kCheckerShown + "\n") != std::string::npos);
 
   auto j = ws.Gate({"move", ws.card(), "ready", "--dry-run", "--json"});
   CHECK(j.exit_code == 1);
@@ -64,12 +70,12 @@ TEST_CASE("move --dry-run shows a checker's escape sequences escaped, in text an
   CHECK(j.out.find(std::string("\"message\":\"devflow: transition of card "
                                "0001-export-the-audit-log to \\\"ready\\\" was rejected: agent "
                                "check vetoed designing->ready: ") +
-                   kJson) != std::string::npos);
-  CHECK(j.out.find(std::string("## Summary\\n\\n") + kJson + "\\n\\n## Findings\\n\\n- " + kJson) !=
-        std::string::npos);
+                   kCheckerJson) != std::string::npos);
+  CHECK(j.out.find(std::string("## Summary\\n\\n") + kCheckerJson + "\\n\\n## Findings\\n\\n- " +
+                   kCheckerJson) != std::string::npos);
   // Still the same JSON: it parses back to the raw bytes.
   auto parsed = nlohmann::json::parse(j.out);
-  CHECK(parsed["reportText"].get<std::string>().find("## Summary\n\n" + kRaw + "\n") !=
+  CHECK(parsed["reportText"].get<std::string>().find("## Summary\n\n" + kCheckerRaw + "\n") !=
         std::string::npos);
 }
 
