@@ -104,11 +104,11 @@ TEST_CASE(
 // release_gate.py-style "cannot read" quoted the path without Python's repr escapes.
 TEST_CASE("usage errors show the argument they quote escaped") {
   Workspace ws("");
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"move", "x", "y", "--fl" + kRaw},
-           {"move", "x", "y", "--expect-revision", kRaw},
-           {"serve", "--listen", kRaw},
-           {"checker", "grounding", "--kinds", kRaw}}) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"move", "x", "y", "--fl" + kRaw},
+                                             {"move", "x", "y", "--expect-revision", kRaw},
+                                             {"serve", "--listen", kRaw},
+                                             {"checker", "grounding", "--kinds", kRaw}}) {
     auto r = ws.Gate(args);
     INFO(r.err);
     CHECK(r.exit_code == 2);
@@ -121,8 +121,9 @@ TEST_CASE("usage errors show the argument they quote escaped") {
   CHECK(g.exit_code != 0);
   NoRawControls(g.err);
   NoRawControls(g.out);
-  CHECK((g.out + g.err).find("cannot read: [Errno 2] No such file or directory: "
-                             "'\\x1b[31mred\\u202e\\x85\\x07'") != std::string::npos);
+  CHECK((g.out + g.err)
+            .find("cannot read: [Errno 2] No such file or directory: "
+                  "'\\x1b[31mred\\u202e\\x85\\x07'") != std::string::npos);
 }
 
 }  // namespace

@@ -1325,8 +1325,10 @@ std::string AllowReason(const std::string& fields) {
 
 TEST_CASE("an invisible character inside a word also splits it, so a hidden veto word claims") {
   // trial14 R1: `ok<X>VETO` was read as the one word okVETO and the allow admitted.
+  // (A tag character, U+E0020 as \udb40\udc20, the trial's eighth, leaves no verdict before
+  // this rule reads the words: tests/grounding/verdict_shapes_test.cc.)
   for (const char* hidden : {R"(\u0000)", R"(\u200b)", R"(\u00ad)", R"(\u2060)", R"(\ufeff)",
-                             R"(\u200e)", R"(\u180e)", R"(\udb40\udc20)"}) {
+                             R"(\u200e)", R"(\u180e)"}) {
     CAPTURE(hidden);
     const std::string text = std::string("Looks ok") + hidden + "VETO: REQ-7 missing";
     CHECK(AllowReason("\"summary\": \"" + text + "\"") ==
