@@ -377,13 +377,13 @@ std::optional<VerdictClaim> ClaimAt(std::string_view text, const Word& word, boo
 // FAILED.", "Decision: declined.", "Verdict: unacceptable.", "Verdict: negative."; trial13 R1).
 bool IsStatedNegativeWord(std::string_view w) {
   return IsNegativeVerdictWord(w) ||
-         OneOf(w, {"denial",      "block",       "blocks",      "blocked",     "blocking",
-                   "blocker",     "fail",        "fails",       "failed",      "failing",
-                   "failure",     "decline",     "declines",    "declined",    "declining",
-                   "disapprove",  "disapproves", "disapproved", "disapproval", "unacceptable",
-                   "negative",    "refuse",      "refuses",     "refused",     "refusal",
-                   "nogo",        "unapproved",  "disallow",    "disallows",   "disallowed",
-                   "inadmissible"}) ||
+         OneOf(w, {"denial",       "block",       "blocks",      "blocked",     "blocking",
+                   "blocker",      "fail",        "fails",       "failed",      "failing",
+                   "failure",      "decline",     "declines",    "declined",    "declining",
+                   "disapprove",   "disapproves", "disapproved", "disapproval", "unacceptable",
+                   "negative",     "refuse",      "refuses",     "refused",     "refusal",
+                   "nogo",         "unapproved",  "disallow",    "disallows",   "disallowed",
+                   "inadmissible", "nay",         "withheld",    "withhold",    "withholds"}) ||
          IsPrefixedPositive(w) ||
          // Other languages (docs/decisions.md "Verdict words in other languages"), accents
          // stripped as the scan reads them: German, French, Spanish, Italian.
@@ -392,16 +392,18 @@ bool IsStatedNegativeWord(std::string_view w) {
                    "denegada", "rifiutato", "rifiutata", "rifiuto", "respinto", "respinta"});
 }
 
-// The signs a reader takes for a refusal: 👎 ❌ ❎ ✗ ✘ ⛔ 🚫 🛑 (trial13 e45).
+// The signs a reader takes for a refusal: 👎 ❌ ❎ ✗ ✘ ✖ ⛔ 🚫 🛑 (trial13 e45,
+// trial14 R8).
 bool IsNegativeSign(char32_t cp) {
   return cp == 0x1F44E || cp == 0x274C || cp == 0x274E || cp == 0x2717 || cp == 0x2718 ||
-         cp == 0x26D4 || cp == 0x1F6AB || cp == 0x1F6D1;
+         cp == 0x2716 || cp == 0x26D4 || cp == 0x1F6AB || cp == 0x1F6D1;
 }
 
 // The words that say yes, by their stems: a negation before one states a refusal ("Decision:
 // I cannot approve this.", "Verdict: do not merge.", "no-go", "not acceptable").
 bool IsPositiveWord(std::string_view w) {
-  for (std::string_view stem : {"allow", "admit", "accept", "approv", "pass", "merg", "proceed"}) {
+  for (std::string_view stem :
+       {"allow", "admit", "accept", "approv", "pass", "merg", "proceed", "ship", "ready"}) {
     if (w.substr(0, stem.size()) == stem) return true;
   }
   return OneOf(w, {"ok", "okay", "lgtm", "go", "yes"});
@@ -416,6 +418,32 @@ bool IsNegation(std::string_view w) {
 
 // How many words after a negation a positive word may stand ("not going to approve").
 constexpr size_t kNegationReach = 4;
+
+// Two words that state a refusal together, in review wording (trial14 R8): `changes requested`,
+// `request changes` (GitHub's word for a veto), `needs work`.
+bool IsRefusalPair(std::string_view a, std::string_view b) {
+  const auto request = [](std::string_view w) {
+    return OneOf(w, {"request", "requests", "requested", "requesting"});
+  };
+  return (a == "changes" && request(b)) || (request(a) && b == "changes") ||
+         (OneOf(a, {"needs", "need"}) && b == "work");
+}
+
+// Whether the word at `word` is a keyword: `verdict` or `decision`, or one ending a camelCase
+// word (`finalVerdict`, `reviewDecision`; trial14 R5).
+bool IsClauseKeyword(std::string_view text, const Word& word) {
+  const std::string_view w = word.Text();
+  if (IsKeyword(w)) return true;  // plurals and other languages (IsKeyword) too
+  const std::string_view raw = text.substr(word.at, word.end - word.at);
+  for (std::string_view part : {"Verdict", "VERDICT", "Decision", "DECISION"}) {
+    const size_t at = raw.rfind(part);
+    if (at != std::string_view::npos && at > 0 && at + part.size() == raw.size() &&
+        raw[at - 1] >= 'a' && raw[at - 1] <= 'z') {
+      return true;
+    }
+  }
+  return false;
+}
 
 // A clause of prose as the statement rule reads it: its words and signs, in order.
 struct ClauseToken {
@@ -472,20 +500,34 @@ std::optional<VerdictClaim> ClauseVeto(const std::vector<ClauseToken>& t) {
 // heading's next paragraph is in its clause. The clause states a veto when it holds a negative
 // word (IsStatedNegativeWord, a negative sign) not offered as a choice, or a negation before a
 // positive word.
-std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text) {
+//
+// A footnote referenced in the keyword's clause (`Verdict: see [^1].` ... `[^1]: veto`;
+// trial14 R9) is read as that clause: its definition's first clause states the veto, as a
+// reader who follows the reference reads it. `seeded`: `text` is such a definition.
+std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text, bool seeded = false) {
   std::vector<ClauseToken> tokens;
-  bool soft = true, bar = false;  // the gap since the last token
-  int line_ends = 0;              // line ends since the last visible unit
+  std::vector<std::string_view> notes;  // footnote labels referenced in keyword clauses
+  std::vector<std::string_view> refs;   // footnote labels referenced in this clause
+  bool soft = true, bar = false;        // the gap since the last token
+  bool struck = false;                  // inside `~~...~~`: a positive word struck out refuses
+  int line_ends = 0;                    // line ends since the last visible unit
   const auto push = [&](ClauseToken::Kind kind, size_t at, size_t end) {
     tokens.push_back(ClauseToken{kind, at, end, soft, bar});
     soft = true;
     bar = false;
   };
+  if (seeded) tokens.push_back(ClauseToken{ClauseToken::kKeyword, 0, 0, true, false});
   const auto end_clause = [&]() {
     const std::optional<VerdictClaim> claim = ClauseVeto(tokens);
+    const bool keyword = std::any_of(tokens.begin(), tokens.end(), [](const ClauseToken& k) {
+      return k.kind == ClauseToken::kKeyword;
+    });
+    if (keyword) notes.insert(notes.end(), refs.begin(), refs.end());
+    refs.clear();
     tokens.clear();
     soft = true;
     bar = false;
+    struck = false;
     return claim;
   };
   for (size_t i = 0; i < text.size();) {
@@ -507,9 +549,21 @@ std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text) {
       const Word word = ReadWord(text, i);
       const std::string_view w = word.Text();
       ClauseToken::Kind kind = ClauseToken::kOther;
-      if (IsKeyword(w)) {
+      Word pair;  // the word after, when the two state a refusal together (IsRefusalPair)
+      const Gap gap = ReadGap(text, word.end);
+      if (gap.end < text.size() && IsWordChar(UnitAt(text, gap.end).c)) {
+        const Word next = ReadWord(text, gap.end);
+        if (IsRefusalPair(w, next.Text())) pair = next;
+      }
+      if (IsClauseKeyword(text, word)) {
         kind = ClauseToken::kKeyword;
-      } else if (IsStatedNegativeWord(w)) {
+      } else if (pair.end != 0) {
+        // "no changes requested" requests none.
+        const bool negated = !tokens.empty() && tokens.back().kind == ClauseToken::kNegation;
+        push(negated ? ClauseToken::kOther : ClauseToken::kNegative, word.at, pair.end);
+        i = pair.end;
+        continue;
+      } else if (IsStatedNegativeWord(w) || (struck && IsPositiveWord(w))) {
         kind = ClauseToken::kNegative;
       } else if (IsNegation(w)) {
         kind = ClauseToken::kNegation;
@@ -524,8 +578,22 @@ std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text) {
     }
     if (u.c == '.' || u.c == '!' || u.c == '?') {
       if (auto claim = end_clause()) return claim;
+      if (seeded) return std::nullopt;
+    } else if (u.c == '[' && text.substr(i, 2) == "[^") {
+      const size_t close = text.find_first_of("]\n ", i + 2);
+      if (close != std::string_view::npos && text[close] == ']' && close > i + 2) {
+        refs.push_back(text.substr(i + 2, close - i - 2));
+        // The definition `[^label]:` is not a reference.
+        if (close + 1 < text.size() && text[close + 1] == ':') refs.pop_back();
+        i = close + 1;
+        continue;
+      }
     } else if (u.c == kOther && IsNegativeSign(DecodeUtf8At(text, i).cp)) {
       push(ClauseToken::kNegative, i, i + u.length);
+    } else if (u.c == '~' && i + 1 < text.size() && text[i + 1] == '~') {
+      struck = !struck;  // `~~allow~~`: the allow struck out (trial14 R9)
+      i += 2;
+      continue;
     } else {
       const bool soft_unit = u.c == '"' || u.c == '\'' || u.c == '`' || u.c == '*' || u.c == '_' ||
                              u.c == '|' || u.c == '/';
@@ -534,7 +602,19 @@ std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text) {
     }
     i += u.length;
   }
-  return end_clause();
+  if (auto claim = end_clause()) return claim;
+  if (seeded) return std::nullopt;
+  for (const std::string_view label : notes) {
+    const std::string mark = "[^" + std::string(label) + "]:";
+    for (size_t at = text.find(mark); at != std::string_view::npos; at = text.find(mark, at + 1)) {
+      if (at != 0 && text[at - 1] != '\n') continue;  // a definition starts its line
+      const size_t from = at + mark.size();
+      if (auto claim = ClauseStatedVeto(text.substr(from), true)) {
+        return VerdictClaim{at, from + claim->end};
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 // The words a first-person statement refuses with (StatedVeto): the negative verdict words
@@ -564,25 +644,57 @@ bool IsRefusedParticiple(std::string_view w) {
 // verdict word ("I must veto this card", "we reject it", "I'm going to veto"; trial12 d03);
 // "I do not veto", "I won't veto", "I see no reason to veto", "there is nothing I would
 // reject" state none. Of the two, the earlier is quoted.
-std::optional<VerdictClaim> StatedVeto(std::string_view text) {
+//
+// Between the subject and the verb may also stand an aside, a comma-delimited one or one in
+// parentheses ("I, for one, veto", "We (the checker) reject"), and `decided`, `chosen`,
+// `all`, `strongly`, `formally` count as connecting words ("I have decided to veto"; trial14
+// R10). A sentence that starts with the imperative `Veto`, `Reject` or `Deny`, followed by a
+// sentence end or `this`, `the`, `it` ("Veto this card.", "Reject."), states a veto too.
+std::optional<VerdictClaim> StatedVetoIn(std::string_view text) {
   const std::optional<VerdictClaim> clause = ClauseStatedVeto(text);
-  Word prev;  // the word before, in this clause (none after a clause end)
+  Word prev;                   // the word before, in this clause (none after a clause end)
+  bool sentence_start = true;  // no word since the text's start, a sentence end or a line end
   for (size_t i = 0; i < text.size() && (!clause || i < clause->at);) {
     const Unit u = UnitAt(text, i);
     if (!IsWordChar(u.c)) {
       if (EndsClause(u.c) || u.c == ':') prev = Word();
+      if (u.c == '.' || u.c == '!' || u.c == '?' || u.c == '\n') sentence_start = true;
       i += u.length;
       continue;
     }
     const Word word = ReadWord(text, i);
     i = word.end;
+    if (std::exchange(sentence_start, false) && OneOf(word.Text(), {"veto", "reject", "deny"})) {
+      const Gap gap = ReadGap(text, word.end);
+      const bool ends = gap.end >= text.size() || UnitAt(text, gap.end).c == '.' ||
+                        UnitAt(text, gap.end).c == '!' || gap.key_sign ||
+                        text.substr(word.end, gap.end - word.end).find('\n') != std::string::npos;
+      if (ends || (IsWordChar(UnitAt(text, gap.end).c) &&
+                   OneOf(ReadWord(text, gap.end).Text(), {"this", "the", "it"}))) {
+        return VerdictClaim{word.at, word.end};
+      }
+    }
     const bool first_person = IsFirstPerson(word.Text()) && !IsNotAssertingBefore(prev.Text());
     // The card itself as the subject of a passive refusal (trial14 R6): "This card should be
     // vetoed", "the design is rejected".
     const bool passive = IsPassiveSubject(word.Text()) && !IsNotAssertingBefore(prev.Text());
     prev = word;
     if (!first_person && !passive) continue;
-    Gap gap = ReadGap(text, word.end);
+    size_t from = word.end;  // past an aside: ", for one," or "(the checker)"
+    if (first_person) {
+      size_t p = from;
+      while (p < text.size() && text[p] == ' ') ++p;
+      const char close = p < text.size() ? (text[p] == ',' ? ',' : text[p] == '(' ? ')' : 0) : 0;
+      if (close != 0) {
+        const size_t end = text.find(close, p + 1);
+        constexpr size_t kAsideReach = 40;  // bytes: a few words
+        if (end != std::string_view::npos && end - p <= kAsideReach &&
+            text.substr(p, end - p).find('\n') == std::string_view::npos) {
+          from = end + 1;
+        }
+      }
+    }
+    Gap gap = ReadGap(text, from);
     bool be = false;  // a form of `be` among the connecting words (a passive needs one)
     for (int connectors = 0; gap.end < text.size(); ++connectors) {
       if (!IsWordChar(UnitAt(text, gap.end).c)) break;  // a clause ends
@@ -591,6 +703,12 @@ std::optional<VerdictClaim> StatedVeto(std::string_view text) {
       if (passive) {
         if (be && IsRefusedParticiple(w)) return VerdictClaim{word.at, next.end};
       } else if (IsFirstPersonRefusal(w)) {
+        // "I, for one, reject nothing here" refuses nothing.
+        const Gap after = ReadGap(text, next.end);
+        if (after.end < text.size() && IsWordChar(UnitAt(text, after.end).c) &&
+            OneOf(ReadWord(text, after.end).Text(), {"nothing", "none", "no", "neither"})) {
+          break;
+        }
         return VerdictClaim{word.at, next.end};
       } else if (OneOf(w, {"say", "saying"})) {  // "I have to say no to this card"
         const Gap after = ReadGap(text, next.end);
@@ -607,12 +725,61 @@ std::optional<VerdictClaim> StatedVeto(std::string_view text) {
       }
       if (IsVerdictWord(w) || IsNegativeVerdictWord(w)) break;  // a positive verdict word
       // `not` ends a first-person statement ("I do not veto"): no claim.
-      if (connectors == kMaxConnectors || !IsConnector(w) || w == "not") break;
+      const bool connects =
+          IsConnector(w) || OneOf(w, {"decided", "chosen", "all", "strongly", "formally"});
+      if (connectors == kMaxConnectors || !connects || w == "not") break;
       be = be || OneOf(w, {"be", "is", "was", "are"});
       gap.end = ReadGap(text, next.end).end;
     }
   }
   return clause;
+}
+
+// `text` with its inline markup hidden (trial14 R5, R9): HTML comments, inline tags
+// (`<span>`, `</b>`), emphasis and strike markers (`*`, `_`, `~`) and a hyphen at a line end
+// between letters (`ve-` + line end + `to`) become NUL, which the scan skips as it skips a
+// zero-width space, so `Ver<span>dict</span>`, `Ver**dict**` and `ve-\nto` are one word and
+// `Verdict: <!-- -->veto` one clause. Same length, so offsets hold. nullopt when none found.
+std::optional<std::string> Unmarked(std::string_view text) {
+  std::string out(text);
+  bool changed = false;
+  const auto hide = [&](size_t from, size_t to) {
+    std::fill(out.begin() + static_cast<std::ptrdiff_t>(from),
+              out.begin() + static_cast<std::ptrdiff_t>(to), '\0');
+    changed = true;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '*' || c == '_' || c == '~') {
+      hide(i, i + 1);
+    } else if (c == '<' && text.substr(i, 4) == "<!--") {
+      const size_t end = text.find("-->", i + 4);
+      if (end == std::string_view::npos) continue;
+      hide(i, end + 3);
+      i = end + 2;
+    } else if (c == '<' && i + 1 < text.size() && (IsWordChar(text[i + 1]) || text[i + 1] == '/')) {
+      const size_t end = text.find_first_of("<>\n", i + 1);
+      if (end == std::string_view::npos || text[end] != '>') continue;
+      hide(i, end + 1);
+      i = end;
+    } else if (c == '-' && i > 0 && IsWordChar(text[i - 1]) && i + 1 < text.size() &&
+               text[i + 1] == '\n') {
+      size_t j = i + 2;
+      while (j < text.size() && text[j] == ' ') ++j;
+      if (j < text.size() && IsWordChar(text[j])) hide(i, j);
+    }
+  }
+  if (!changed) return std::nullopt;
+  return out;
+}
+
+// A veto stated in prose (StatedVetoIn), as written or with its inline markup hidden
+// (Unmarked).
+std::optional<VerdictClaim> StatedVeto(std::string_view text) {
+  if (auto claim = StatedVetoIn(text)) return claim;
+  const std::optional<std::string> unmarked = Unmarked(text);
+  if (!unmarked) return std::nullopt;
+  return StatedVetoIn(std::string_view(*unmarked));
 }
 
 }  // namespace

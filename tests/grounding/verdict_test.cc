@@ -681,7 +681,7 @@ TEST_CASE("a clause that holds the keyword and a negative word states a veto bef
       {"Verdict: negative. REQ-7 is missing.\n", "Verdict: negative"},          // e44
       {"Verdict: \xF0\x9F\x91\x8E\n", "Verdict: \xF0\x9F\x91\x8E"},             // e45
       {"Verdict: no-go.\n", "Verdict: no-go"},
-      {"Verdict: ~~allow~~ veto\n", "Verdict: ~~allow~~ veto"},  // g10
+      {"Verdict: ~~allow~~ veto\n", "Verdict: ~~allow"},  // g10: the struck allow (trial14 R9)
       {"Rejected, and that is my verdict.\n", "Rejected, and that is my verdict"},
       // e35: a Markdown table is one clause (a single line end does not end it)
       {"| Verdict | Reason |\n|---|---|\n| veto | REQ-7 missing |\n",
@@ -959,7 +959,7 @@ TEST_CASE("first-person prose that states no veto leaves the allow block decidin
       {"the contract quoted back", "You must veto when a requirement is missing.\n"},
       {"a possibility", "I could veto on style, but that is not a defect.\n"},
       {"more than three words between", "I am going to have to reject nothing here.\n"},
-      {"a clause ends between", "I, for one, reject nothing here.\n"},
+      {"an aside, then a refusal of nothing", "I, for one, reject nothing here.\n"},
   };
   for (const std::optional<std::string>& nonce :
        {std::optional<std::string>(), std::optional<std::string>(kNonce)}) {
@@ -1371,7 +1371,7 @@ TEST_CASE("an allow whose summary or finding refuses without a listed word is no
       {"\xE2\x9D\x8C REQ-7 missing", "\xE2\x9D\x8C"},
       {"\xF0\x9F\x91\x8E REQ-7 missing", "\xF0\x9F\x91\x8E"},
       {"Changes requested: REQ-7 is missing from the PRD", "Changes requested"},
-      {"I don't think it is ready to merge", "t think it is ready to merge"},
+      {"I don't think it is ready to merge", "t think it is ready"},
   };
   for (const auto& [summary, said] : cases) {
     CAPTURE(summary);
@@ -1500,6 +1500,72 @@ TEST_CASE("a first-person block or say-no and a passive refusal of the card befo
     CHECK(ParseLastVerdict(std::string(before) + "\n\n" +
                            Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n"));
   }
+}
+
+// Each `before` + an allow block states a veto quoting `said`; each of `admits` + the allow admits.
+void CheckStatedVetoes(std::initializer_list<std::pair<std::string, std::string>> cases,
+                       std::initializer_list<const char*> admits) {
+  for (const auto& [before, said] : cases) {
+    CAPTURE(before);
+    const std::string reply =
+        before + "\n\n" + Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n";
+    CHECK(VerdictFaultReason(reply) == "the reply states a veto (\"" + said +
+                                           "\") before its last verdict block, which allows; a "
+                                           "reply must give one verdict, so it has none");
+  }
+  for (const char* before : admits) {
+    CAPTURE(before);
+    CHECK(ParseLastVerdict(std::string(before) + "\n\n" +
+                           Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n"));
+  }
+}
+
+TEST_CASE("review wording after the keyword before an allow states a veto") {
+  // trial14 R8: admitted before.
+  CheckStatedVetoes(
+      {{"Verdict: changes requested.", "Verdict: changes requested"},
+       {"Verdict: REQUEST CHANGES", "Verdict: REQUEST CHANGES"},
+       {"Verdict: not ready.", "Verdict: not ready"},
+       {"Verdict: needs work (REQ-7 missing).", "Verdict: needs work"},
+       {"Verdict: do NOT ship.", "Verdict: do NOT ship"},
+       {"Verdict: approval withheld.", "Verdict: approval withheld"},
+       {"Verdict: nay", "Verdict: nay"},
+       {"Verdict: \u2716", "Verdict: \u2716"}},
+      {"Verdict: ready to ship.", "Verdict: allow, no changes requested.",
+       "Verdict: allow. The parser needs work later, not in this card.", "Decision: ship it."});
+}
+
+TEST_CASE("inline markup in the keyword's clause before an allow does not hide a veto") {
+  // trial14 R9 (m18, m07, m08, m20): admitted before.
+  CheckStatedVetoes({{"Verdict: <!-- -->vetoed.", "Verdict: <!-- -->vetoed"},
+                     {"Verdict: ~~allow~~", "Verdict: ~~allow"},
+                     {"Verdict: ve-\nto.", "Verdict: ve-\\nto"},
+                     {"Verdict: see [^1].\n\n[^1]: veto \u2014 REQ-7 missing.", "[^1]: veto"}},
+                    {"Verdict: <!-- draft: veto? no -->allow.",
+                     "Verdict: allow[^1].\n\n[^1]: REQ-7 is cited in the design.",
+                     "Notes: see [^1].\n\n[^1]: veto is the other choice."});
+}
+
+TEST_CASE("a keyword split by markup or ending a camelCase word before an allow states a veto") {
+  // trial14 R5: admitted before.
+  CheckStatedVetoes(
+      {{"Ver<span>dict</span>: veto", "Ver<span>dict</span>: veto"},
+       {"Ver**dict**: veto", "Ver**dict**: veto"},
+       {"finalVerdict: veto", "finalVerdict: veto"}},
+      {"Ver<span>dict</span>: allow", "finalVerdict: allow", "Verdictless drafts veto nothing."});
+}
+
+TEST_CASE(
+    "a first-person veto with an aside or decided-to, and an imperative veto, before an allow") {
+  // trial14 R10 (f01-f14): admitted before.
+  CheckStatedVetoes({{"I, for one, veto this card.", "I, for one, veto"},
+                     {"We (the checker) reject this design.", "We (the checker) reject"},
+                     {"I have decided to veto.", "I have decided to veto"},
+                     {"Veto this card: REQ-7 is missing.", "Veto"},
+                     {"Reject. REQ-7 is missing.", "Reject"}},
+                    {"I, for one, approve this card.", "We (the checker) do not reject it.",
+                     "I have decided to allow.", "Veto power lies with the checker.",
+                     "Rejected drafts are kept in the log.", "If in doubt, reject it later."});
 }
 
 }  // namespace devflow
