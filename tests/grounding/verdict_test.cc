@@ -1568,4 +1568,22 @@ TEST_CASE(
                      "Rejected drafts are kept in the log.", "If in doubt, reject it later."});
 }
 
+TEST_CASE("the trial14 statement rules park these honest replies and admit these vetoes") {
+  // The prices and misses docs/checker-protocol.md lists for trial14 R5 R8 R9 R10.
+  for (const char* before :
+       {"Verdict: no changes requested, allow.", "Verdict: ~~veto~~ allow.",
+        "Reject the card only when REQ-7 is missing.", "reviewDecision: reject"}) {
+    CAPTURE(before);
+    CHECK_FALSE(ParseLastVerdict(std::string(before) + "\n\n" +
+                                 Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n"));
+  }
+  for (const char* before :
+       {"I hereby and formally veto this card.", "Our review rejects this design.",
+        "Verdict: REVISE AND RESUBMIT", "Verdict: insufficient."}) {
+    CAPTURE(before);
+    CHECK(ParseLastVerdict(std::string(before) + "\n\n" +
+                           Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n"));
+  }
+}
+
 }  // namespace devflow
