@@ -590,8 +590,11 @@ std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text, bool seeded 
       }
     } else if (u.c == kOther && IsNegativeSign(DecodeUtf8At(text, i).cp)) {
       push(ClauseToken::kNegative, i, i + u.length);
-    } else if (u.c == '~' && i + 1 < text.size() && text[i + 1] == '~') {
-      struck = !struck;  // `~~allow~~`: the allow struck out (trial14 R9)
+    } else if (u.c == '~' && i + 1 < text.size() && text[i + 1] == '~' &&
+               (i == 0 || text[i - 1] != '~') && (i + 2 >= text.size() || text[i + 2] != '~')) {
+      // `~~allow~~`: the allow struck out (trial14 R9); exactly two: a run of three or more is
+      // a `~~~` fence, not a strike.
+      struck = !struck;
       i += 2;
       continue;
     } else {
