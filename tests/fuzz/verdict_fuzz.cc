@@ -3,10 +3,10 @@
 //  - fenced blocks lie inside the reply, in order, without overlapping; only the last may be
 //    unclosed, and then it runs to the end of the reply;
 //  - ParseLastVerdict is the last block that ClaimsVerdict, when it is closed and
-//    DecodeVerdictBlock accepts it and nothing but blank text (host/utf8.h IsBlankText) follows
-//    it, and it is a veto or no earlier claiming block decodes as a veto (nullopt otherwise;
-//    an allow may also be refused for a veto stated in prose before it); a verdict's block
-//    claims to be one;
+//    DecodeVerdictBlock accepts it, it is not nested, nothing but white space follows it, no
+//    bidi override or tag character is in the reply (nor escaped in it), and it is a veto or no
+//    earlier claiming block decodes as a veto (nullopt otherwise; an allow may also be refused for
+//    a veto stated in prose before it); a verdict's block claims to be one;
 //  - the same with a nonce: the last claiming block must carry exactly it;
 //  - BoundVerdict keeps every line within kMaxVerdictLineBytes, valid UTF-8, at most
 //    kMaxVerdictFindings + 1 findings, and leaves a verdict that fits unchanged;
@@ -26,6 +26,65 @@
 
 namespace devflow {
 namespace {
+
+// The structural rules (docs/checker-protocol.md "Which block decides", trial13/14): a bidi
+// embedding/override/isolate or a tag character anywhere in the reply, or written as a JSON
+// escape in the deciding block, leaves no verdict; so does a deciding block that is nested
+// (FencedBlock::nested) or followed by anything but white space.
+bool Forbidden(char32_t cp) {
+  return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
+         (cp >= 0xE0000 && cp <= 0xE007F);
+}
+
+bool HasRawForbidden(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Step step = DecodeUtf8At(text, i);
+    if (step.valid && Forbidden(step.cp)) return true;
+    i += step.length;
+  }
+  return false;
+}
+
+long Hex4(std::string_view text, size_t at) {
+  if (at + 4 > text.size()) return -1;
+  long v = 0;
+  for (size_t k = at; k < at + 4; ++k) {
+    const char c = text[k];
+    const int d = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+bool HasEscapedForbidden(std::string_view text) {
+  for (size_t i = text.find("\\u"); i != std::string_view::npos; i = text.find("\\u", i + 1)) {
+    const long unit = Hex4(text, i + 2);
+    if (unit < 0) continue;
+    char32_t cp = static_cast<char32_t>(unit);
+    if (unit >= 0xD800 && unit <= 0xDBFF && text.substr(i + 6, 2) == "\\u") {
+      const long low = Hex4(text, i + 8);
+      if (low >= 0xDC00 && low <= 0xDFFF) {
+        cp = 0x10000 + ((static_cast<char32_t>(unit) - 0xD800) << 10) +
+             (static_cast<char32_t>(low) - 0xDC00);
+      }
+    }
+    if (Forbidden(cp)) return true;
+  }
+  return false;
+}
+
+bool WhiteSpaceOnly(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Step step = DecodeUtf8At(text, i);
+    if (!step.valid || !IsUnicodeWhiteSpace(step.cp)) return false;
+    i += step.length;
+  }
+  return true;
+}
 
 bool SameVerdict(const Verdict& a, const Verdict& b) {
   return a.allow == b.allow && a.summary == b.summary && a.findings == b.findings &&
@@ -89,15 +148,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const std::optional<Verdict> decoded =
           block.closed ? DecodeVerdictBlock(content) : std::nullopt;
       expected = decoded;
+      if (!block.nested.empty() || HasEscapedForbidden(content)) expected.reset();
       if (expected) {
         const size_t tail = static_cast<size_t>(content.data() - reply.data()) + content.size() + 3;
-        if (tail < reply.size() && !IsBlankText(reply.substr(tail))) expected.reset();
+        if (tail < reply.size() && !WhiteSpaceOnly(reply.substr(tail))) expected.reset();
         if (expected && expected->allow && vetoed_before) expected.reset();
       }
       if (decoded && !decoded->allow) vetoed_before = true;
     }
   }
-  if (!decided) expected.reset();
+  if (!decided || HasRawForbidden(reply)) expected.reset();
 
   const std::optional<Verdict> verdict = ParseLastVerdict(reply);
   // A veto stated in prose before an allow block also leaves none (the prose rule is the
