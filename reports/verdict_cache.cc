@@ -1,5 +1,7 @@
 #include "reports/verdict_cache.h"
+
 #include "host/json_depth.h"
+#include "reports/reply_rules.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -254,7 +256,7 @@ std::string ComputeCheckerIdentity(const ProviderConfig* provider, bool verdict_
     j["provider"] = nullptr;
   }
   j["verdictNonce"] = verdict_nonce;
-  j["replyRules"] = kReplyRulesRevision;
+  j["replyRules"] = std::string(kReplyRulesSha256);
   return Sha256Hex(Compact(j));
 }
 

@@ -50,19 +50,12 @@ constexpr int64_t kFileBytesHashed = 64 * 1024;
 /// that is not regular.
 Result<std::string> FileIdentity(const std::string& path);
 
-/// The revision of the reply rules (checker/verdict.cc, ParseLastVerdict: which replies hold a
-/// verdict) that a cached verdict was read under; part of every checker identity, so a verdict
-/// cached under older rules is a miss for a gate whose rules admit less (trial14 C1: an allow
-/// that this session's rules refuse, cached by an earlier gate, kept admitting). Raise it with
-/// every change that makes a reply admitted before be refused now.
-inline constexpr int kReplyRulesRevision = 1;
-
 /// The identity of the checker behind a verdict (issue 7 item 3): lowercase hex SHA-256 of the
 /// compact JSON
 ///   {"provider":{"builtin":<name>|null,"args":[…],"command":[…],"env":[…],"network":<bool>,
 ///    "sandbox":"off"|"on"[,"read":[…]][,"files":[[<path>,<FileIdentity>],…]]
 ///    [,"envSha256":<EnvIdentity>]},
-///    "verdictNonce":<bool>,"replyRules":<kReplyRulesRevision>}
+///    "verdictNonce":<bool>,"replyRules":<kReplyRulesSha256>}
 /// (`"provider":null` when `provider` is nullptr: the edge names a provider no config defines;
 /// `"files"` only when `files` is not empty: CommandFiles with their FileIdentity, see
 /// CurrentCheckerIdentity; `"envSha256"` only when `env_sha256` is not empty: EnvIdentity;
@@ -70,7 +63,7 @@ inline constexpr int kReplyRulesRevision = 1;
 /// provider's name is not part of it: the same definition under another name is the same
 /// checker. Any change of argv, builtin or its args, env names or values, network or sandbox
 /// setting, `read:` paths, of the edge's verdictNonce, of a file's content, or of the reply
-/// rules' revision, gives another identity.
+/// rules' sources (reports/reply_rules.h), gives another identity.
 std::string CheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
                             const std::vector<std::pair<std::string, std::string>>& files = {},
                             const std::string& env_sha256 = "");

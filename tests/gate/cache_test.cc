@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "gate/fixture.h"
+#include "reports/reply_rules.h"
 #include "reports/sha256.h"
 
 namespace devflow::gatetest {
@@ -120,9 +121,11 @@ TEST_CASE(
             "\",\n"
             "  \"at\": \"2026-09-16T08:00:00.000Z\",\n"
             // Ours only (issue 7 item 3): the identity of the checker, here the undefined
-            // provider of the scripted checker with verdictNonce off.
-            "  \"checkerSha256\": "
-            "\"9b2cc7e8ed85fac3a574c650cf1dbb918214c76044e83f4f3a0805a3fda38b42\",\n"
+            // provider of the scripted checker with verdictNonce off (reports/verdict_cache.h).
+            "  \"checkerSha256\": \"" +
+            Sha256Hex(std::string(R"({"provider":null,"verdictNonce":false,"replyRules":")") +
+                      kReplyRulesSha256 + "\"}") +
+            "\",\n"
             // ... and of the contents it judged: sha256("design:3\n7\nDESIGN\n"), by python3.
             "  \"inputsSha256\": "
             "\"90da07c35f359e9626c922f3238311dd2d95c4d85ac3f1eb3833e41bfafe08d0\"\n"

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "reports/reply_rules.h"
 #include "reports/sha256.h"
 #include "support/support.h"
 
@@ -71,8 +72,9 @@ constexpr const char* kVetoRecord = R"({
 }
 )";
 
-// CheckerIdentity of Checker() below with verdictNonce on, computed independently with
-// python3: sha256(json.dumps(identity, separators=(',', ':'))).
+// A checker identity as a record holds it (64 lowercase hex digits): CheckerIdentity of
+// Checker() below with verdictNonce on under reply rules revision 1, before the identity held
+// the rules' digest.
 constexpr const char* kChecker = "e283c8878bffaa4b1f3067d95a3dbbc2e6e3fb6e1f073ceaa26cb20aba8e5ccf";
 
 // InputsIdentity of kPrdText as prd:3 and kDesignText as design:4, computed independently with
@@ -199,10 +201,18 @@ TEST_CASE("cache record renders as JSON.stringify(record, null, 2) plus a newlin
 }
 
 TEST_CASE("checker identity hashes the provider definition and the edge's verdictNonce") {
+  // The documented compact JSON (reports/verdict_cache.h), with the reply rules' digest
+  // (reports/reply_rules.h) last; under a rules revision of 1 these were, with python3,
+  // e283c887… (base), 9b2cc7e8… (no provider) and 01b3010d… (grounding).
+  const std::string rules = std::string(",\"replyRules\":\"") + kReplyRulesSha256 + "\"}";
   const ProviderConfig base = Checker();
-  CHECK(CheckerIdentity(&base, true) == kChecker);
+  const std::string checker_identity =
+      Sha256Hex(R"({"provider":{"builtin":null,"args":[],"command":["/usr/bin/check","--x"],)"
+                R"("env":["API_KEY"],"network":false,"sandbox":"on"},"verdictNonce":true)" +
+                rules);
+  CHECK(CheckerIdentity(&base, true) == checker_identity);
   CHECK(CheckerIdentity(nullptr, false) ==
-        "9b2cc7e8ed85fac3a574c650cf1dbb918214c76044e83f4f3a0805a3fda38b42");
+        Sha256Hex(R"({"provider":null,"verdictNonce":false)" + rules));
   ProviderConfig grounding;
   grounding.name = "g";
   grounding.builtin = "grounding";
@@ -210,7 +220,9 @@ TEST_CASE("checker identity hashes the provider definition and the edge's verdic
   grounding.network = true;
   grounding.sandbox_off = true;
   CHECK(CheckerIdentity(&grounding, false) ==
-        "01b3010d2ab1dd0c3f12b49d757528e745e3f05f4fc8fceb920532b65c2e4b42");
+        Sha256Hex(R"({"provider":{"builtin":"grounding","args":["--claim-kind","design"],)"
+                  R"("command":[],"env":[],"network":true,"sandbox":"off"},"verdictNonce":false)" +
+                  rules));
   // Each part of the definition counts; the provider's name does not.
   std::vector<ProviderConfig> variants(7, base);
   variants[0].command = {"/usr/bin/check", "--y"};
@@ -220,13 +232,13 @@ TEST_CASE("checker identity hashes the provider definition and the edge's verdic
   variants[4].builtin = "grounding";
   variants[5].args = {"--a"};
   variants[6].read = {"/opt/models"};  // what the checker may read (issue 7)
-  std::set<std::string> seen{kChecker, CheckerIdentity(&base, false),
+  std::set<std::string> seen{checker_identity, CheckerIdentity(&base, false),
                              CheckerIdentity(nullptr, true)};
   for (const ProviderConfig& v : variants) seen.insert(CheckerIdentity(&v, true));
   CHECK(seen.size() == 10);
   ProviderConfig renamed = base;
   renamed.name = "another-name";
-  CHECK(CheckerIdentity(&renamed, true) == kChecker);
+  CHECK(CheckerIdentity(&renamed, true) == checker_identity);
 }
 
 // CheckerIdentity remembers identities by the whole of its inputs (issue 8): asked again, in
