@@ -11,18 +11,41 @@
 
 namespace devflow {
 
-/// The ASCII character `cp` reads as, or 0 when none: a full-width form (U+FF01–U+FF5E) its
-/// ASCII twin; a hyphen, dash or minus (U+2010–U+2015, U+2212, U+FE58, U+FE63) '-'; a
-/// mathematical alphanumeric (U+1D400–U+1D6A3 letters, U+1D7CE–U+1D7FF digits) its letter or
-/// digit; a superscript or subscript digit (U+00B2, U+00B3, U+00B9, U+2070, U+2074–U+2079,
-/// U+2080–U+2089) its digit; a decimal digit of another script (general category Nd: Arabic-Indic,
-/// Devanagari, Thai, ...) its digit; a Cyrillic or Greek letter drawn like a Latin one (Cyrillic
-/// `а е о р с у х і ј ѕ ԁ һ ӏ` and capitals `А В Е К М Н О Р С Т Х ...`, Greek capitals
-/// `Α Β Ε Ζ Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ` and `ο ν`) that letter; a modifier (superscript) letter, a
-/// subscript letter or a small capital drawn like a Latin one (`ᵛ ᵉ ʳ ᵈ ᶦ ᶜ ᵗ`, `ⁱ ⁿ`, `ₐ ₑ ₒ`,
-/// `ᴠ ᴇ ᴛ ᴏ ʀ ɪ`: U+02B0–U+02E3, U+1D00–U+1DBF, U+2071, U+207F, U+2090–U+209C and a few IPA
-/// small capitals; trial13 e32) that letter, superscripts and subscripts lowercase, small
-/// capitals uppercase. ASCII itself is not passed here.
+/// The ASCII character `cp` reads as, or 0 when none. ASCII itself is not passed here.
+///
+/// Source: Unicode's own data, not a hand list. At build time tools/lookalike_gen.cc asks ICU
+/// (Debian 12: ICU 72.1, Unicode 15.0; the generated file names the versions it was built from,
+/// lookalike_table::kIcuVersion) for every code point U+0080–U+10FFFF, first rule that applies:
+///  1. a regional indicator U+1F1E6–U+1F1FF: A–Z (Unicode gives them no mapping; stated here);
+///  2. unassigned, surrogate, private use, control, space, format characters and marks
+///     (general category M*): none (host/utf8.h and IsCombiningMark handle those);
+///  3. a decimal digit of any script (general category Nd: Arabic-Indic, Devanagari, ...): its
+///     digit, even where UTS #39 draws it like a letter (Arabic-Indic `٧` U+0667, which UTS #39
+///     confuses with V, is 7: grounding reads `REQ-٧` as REQ-7);
+///  4. a hyphen or dash (general category Pd: U+2010–U+2015, U+FE58, U+FE63, U+301C, ...): '-';
+///  5. NFKC (ICU Normalizer2) is one ASCII letter, digit or '-' (full-width, mathematical
+///     alphanumerics, super- and subscripts, circled, squared, Roman numerals `Ⅴ`, modifier
+///     letters): that character, its case kept; a full-width form U+FF01–U+FF5E also its
+///     punctuation; NFKC is a parenthesized letter or digit (`⒱` is "(v)"): that character;
+///  6. its Unicode name says it is a Latin letter: a decorated one ("NEGATIVE SQUARED LATIN
+///     CAPITAL LETTER V"), a small capital ("LATIN LETTER SMALL CAPITAL R", read as R), or one
+///     with an attached hook, stroke or tail that has no canonical decomposition ("LATIN SMALL
+///     LETTER V WITH HOOK" `ʋ`, `ł`, `ø`): that letter, capital or small as named; a letter with
+///     an accent that decomposes (`é`) is not a look-alike and stays itself;
+///  7. its UTS #39 confusable skeleton (uspoof_getSkeleton) is the skeleton of an ASCII letter,
+///     digit or '-' (Lisu `ꓦ`, Cherokee `Ꮩ`, Canadian syllabics `ᐯ`, Cyrillic `е`, Greek `Ο`,
+///     Armenian `ո`, `×`, `∨`, ...): that character; where several share the skeleton (`l`: I,
+///     l and 1) a number reads as the digit, a small letter as the small one, a capital or a
+///     letter of a caseless script (Lisu, Cherokee) as the capital; a capital or small capital
+///     is then upper-cased, a small letter lower-cased.
+/// The result is a sorted table of runs (consecutive code points mapping to one character or to
+/// consecutive characters; host/lookalike_table.h), about a thousand, searched by binary search.
+///
+/// Not covered: a code point whose look-alike is two or more characters (`ﬁ`, `㎏`, `⑩`), a
+/// sequence of code points that reads as one letter (`rn` as m); letters UTS #39 does not list and
+/// whose name does not say Latin (Cyrillic `Ԛ` U+051A, which the hand list had: its small `ԛ` is
+/// listed, it is not); a letter with a decomposing accent; words in other scripts that mean a
+/// verdict (`却下`).
 char AsciiLookAlike(char32_t cp);
 
 /// A combining mark of the Latin, Cyrillic, Greek and symbol blocks (U+0300–U+036F,
