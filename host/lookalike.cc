@@ -40,17 +40,23 @@ size_t NextNonAscii(std::string_view s, size_t from) {
 }  // namespace
 
 char AsciiLookAlike(char32_t cp) {
+  using lookalike_table::kPageStart;
   using lookalike_table::kRunCount;
   using lookalike_table::kRuns;
   using lookalike_table::Run;
-  if (cp < kRuns[0].first) return 0;  // ASCII and the C1 controls
-  // The last run that starts at or before cp (a binary search over the sorted runs).
-  const Run* run = std::upper_bound(kRuns, kRuns + kRunCount, cp,
-                                    [](char32_t c, const Run& r) { return c < r.first; }) -
-                   1;
-  const char32_t k = cp - run->first;
-  if (k >= run->length) return 0;
-  return static_cast<char>(run->ascii + static_cast<char32_t>(run->step) * k);
+  if (cp < kRuns[0].first || cp > 0x10FFFF) return 0;  // ASCII and the C1 controls
+  // The runs that may hold cp: those of its 256-code-point page (the page index), then the last
+  // of them that starts at or before cp (a binary search over a few runs).
+  const size_t page = cp >> 8;
+  const Run* begin = kRuns + kPageStart[page];
+  const Run* end = kRuns + std::min<size_t>(kPageStart[page + 1] + 1, kRunCount);
+  const Run* after =
+      std::upper_bound(begin, end, cp, [](char32_t c, const Run& r) { return c < r.first; });
+  if (after == begin) return 0;
+  const Run& run = after[-1];
+  const char32_t k = cp - run.first;
+  if (k >= run.length) return 0;
+  return static_cast<char>(run.ascii + static_cast<char32_t>(run.step) * k);
 }
 
 bool IsCombiningMark(char32_t cp) {

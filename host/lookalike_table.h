@@ -20,6 +20,11 @@ struct Run {
 
 extern const Run kRuns[];
 extern const size_t kRunCount;
+/// The page index: kPageStart[p] is the index of the first run that ends at or after code point
+/// p * 256 (kRunCount when none), so a code point of page p lies, if in any run, in one of
+/// kRuns[kPageStart[p]] to kRuns[kPageStart[p + 1]] (a run may reach into the next page).
+inline constexpr size_t kPages = 0x110000 >> 8;
+extern const uint16_t kPageStart[kPages + 1];
 /// The ICU and Unicode versions the table was generated from ("72.1", "15.0").
 extern const char kIcuVersion[];
 extern const char kUnicodeVersion[];

@@ -212,6 +212,10 @@ int main(int argc, char** argv) {
     }
     runs.push_back({cp, 1, a, 0});
   }
+  if (runs.size() >= 0xFFFF) {  // kPageStart holds run indexes as uint16_t
+    std::fprintf(stderr, "lookalike_gen: %zu runs do not fit the page index\n", runs.size());
+    return 1;
+  }
   std::FILE* out = std::fopen(argv[1], "w");
   if (out == nullptr) {
     std::perror(argv[1]);
@@ -236,7 +240,14 @@ int main(int argc, char** argv) {
     std::fprintf(out, "    {0x%X, %d, '%s%c', %d},\n", static_cast<unsigned>(r.first), r.length,
                  r.ascii == '\'' || r.ascii == '\\' ? "\\" : "", r.ascii, r.step);
   }
-  std::fprintf(out, "};\n\n}  // namespace devflow::lookalike_table\n");
+  // The page index: for each 256 code points, the first run that ends in or after it.
+  std::fprintf(out, "};\nconst uint16_t kPageStart[kPages + 1] = {\n");
+  size_t next = 0;
+  for (UChar32 page = 0; page <= 0x110000 >> 8; ++page) {
+    while (next < runs.size() && runs[next].first + runs[next].length - 1 < (page << 8)) ++next;
+    std::fprintf(out, "%s%zu,%s", page % 16 == 0 ? "    " : " ", next, page % 16 == 15 ? "\n" : "");
+  }
+  std::fprintf(out, "\n};\n\n}  // namespace devflow::lookalike_table\n");
   uspoof_close(gen.spoof);
   return std::fclose(out) == 0 ? 0 : 1;
 }

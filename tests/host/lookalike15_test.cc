@@ -175,6 +175,26 @@ TEST_CASE("the generated table is sorted, holds no ASCII and maps only to letter
   CHECK(std::string(lookalike_table::kUnicodeVersion).size() >= 4);
 }
 
+TEST_CASE("the page index finds what a search over every run finds, for every code point") {
+  using lookalike_table::kRunCount;
+  using lookalike_table::kRuns;
+  size_t mismatches = 0;
+  size_t mapped = 0;
+  size_t next = 0;  // the first run that ends at or after cp
+  for (char32_t cp = 0x80; cp <= 0x10FFFF; ++cp) {
+    while (next < kRunCount && kRuns[next].first + kRuns[next].length - 1 < cp) ++next;
+    char want = 0;
+    if (next < kRunCount && kRuns[next].first <= cp) {
+      want = static_cast<char>(kRuns[next].ascii + kRuns[next].step * (cp - kRuns[next].first));
+    }
+    mapped += want != 0;
+    if (AsciiLookAlike(cp) != want) ++mismatches;
+  }
+  CHECK(mismatches == 0);
+  CHECK(mapped > 2000);
+  CHECK(AsciiLookAlike(0x110000) == 0);
+}
+
 TEST_CASE("a claim token written in Lisu or Cherokee letters is checked as its ASCII token") {
   // Lisu R and E, Cherokee R (CHEROKEE LETTER E), regional indicators.
   for (const std::string& ref : {std::string("\uA4E3\uA4F0Q-7"), std::string("\u13A1EQ-7"),
