@@ -39,7 +39,8 @@ namespace devflow {
 ///     letter of a caseless script (Lisu, Cherokee) as the capital; a capital or small capital
 ///     is then upper-cased, a small letter lower-cased.
 /// The result is a sorted table of runs (consecutive code points mapping to one character or to
-/// consecutive characters; host/lookalike_table.h), about a thousand, searched by binary search.
+/// consecutive characters; about a thousand) with a page index (host/lookalike_table.h): a
+/// lookup binary-searches the few runs of the code point's 256-code-point page.
 ///
 /// Not covered: a code point whose look-alike is two or more characters (`ﬁ`, `㎏`, `⑩`), a
 /// sequence of code points that reads as one letter (`rn` as m); letters UTS #39 does not list and
