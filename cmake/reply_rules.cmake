@@ -1,12 +1,18 @@
 # Writes the digest of the reply rules' sources (reports/reply_rules.h, kReplyRulesSha256):
-#   cmake -DOUT=<file.cc> -DROOT=<source dir> -DSOURCES=<rel>,<rel>,… -P reply_rules.cmake
-# The digest is the SHA-256 of, for each source in the order given, `<rel>\n<sha256 hex>\n`.
+#   cmake -DOUT=<file.cc> -DROOT=<source dir> -DBUILD_ROOT=<build dir> -DSOURCES=<rel>,<rel>,…
+#         -P reply_rules.cmake
+# The digest is the SHA-256 of, for each source in the order given, `<rel>\n<sha256 hex>\n`. A
+# `build:<rel>` source is read from the build directory (a generated file) and framed as written.
 # The file is rewritten only when its text changes, so an unchanged rule set rebuilds nothing.
 string(REPLACE "," ";" SOURCES "${SOURCES}")
 set(framed "")
 set(listed "")
 foreach(rel IN LISTS SOURCES)
-  file(SHA256 "${ROOT}/${rel}" digest)
+  if(rel MATCHES "^build:(.*)$")
+    file(SHA256 "${BUILD_ROOT}/${CMAKE_MATCH_1}" digest)
+  else()
+    file(SHA256 "${ROOT}/${rel}" digest)
+  endif()
   string(APPEND framed "${rel}\n${digest}\n")
   string(APPEND listed "    \"${rel}\",\n")
 endforeach()

@@ -16,7 +16,10 @@ namespace devflow {
 extern const char kReplyRulesSha256[];
 
 /// The sources the digest covers, relative to the source tree, in the order hashed;
-/// nullptr-terminated. Listed in CMakeLists.txt (DG_REPLY_RULE_SOURCES).
+/// nullptr-terminated. Listed in CMakeLists.txt (DG_REPLY_RULE_SOURCES). One prefixed `build:`
+/// is relative to the build directory: `build:generated/lookalike_table.cc`, the look-alike
+/// fold's table generated from the build machine's ICU (host/lookalike.h), so a build against
+/// another ICU, whose Unicode data fold other letters, is another identity.
 extern const char* const kReplyRulesSources[];
 
 }  // namespace devflow
