@@ -1670,6 +1670,27 @@ std::string FirstNonWhiteSpace(std::string_view text) {
   return "";
 }
 
+// What the deciding block's opener line holds besides its ``` and an info string of `json`
+// (ASCII case-insensitive) or nothing, with white space around it (trial15 A1): "" when
+// nothing, else that text. The info string is part of what the reply says: `json VETO: REQ-7 is
+// missing`, `json // final`, `json ~~~` or `json \`x\`` on the opener line is prose (or markup)
+// that no other rule reads, and an info string with a backtick makes the line no fence at all
+// to a CommonMark reader. So any claiming block that decides — whatever made it claim — must
+// carry the plain info string (docs/checker-protocol.md "Which block decides").
+std::string_view InfoBeyondJson(std::string_view info) {
+  const size_t at = info.find_first_not_of(" \t");
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = info.substr(at);
+  if (rest.size() >= 4 && Lower(rest[0]) == 'j' && Lower(rest[1]) == 's' && Lower(rest[2]) == 'o' &&
+      Lower(rest[3]) == 'n') {
+    rest.remove_prefix(4);
+    if (IsWhiteSpaceOnly(rest)) return {};
+  } else if (IsWhiteSpaceOnly(rest)) {
+    return {};
+  }
+  return JsTrim(info);
+}
+
 // ParseLastVerdict's rule; `why` as VerdictFaultReason words it.
 std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std::string>& nonce,
                                  ReplyRule rule, std::string* why) {
@@ -1701,6 +1722,14 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
         *why = "the reply's last verdict block is " + std::string(it->nested) +
                "; only a top-level fenced block (its ``` at the start of a line, outside any "
                "comment, quote, list or other fence) may decide, so the reply has none";
+      }
+      return std::nullopt;
+    }
+    if (const std::string_view odd = InfoBeyondJson(it->info); !odd.empty()) {
+      if (why) {
+        *why = "the last verdict block opens with " + Quoted("```" + std::string(odd)) +
+               "; the deciding block's opener line holds ``` or ```json alone (anything else "
+               "there is read by no rule), so the reply has none";
       }
       return std::nullopt;
     }

@@ -146,11 +146,14 @@ TEST_CASE("extra properties are ignored") {
   CHECK(verdict->summary == "ok");
 }
 
-TEST_CASE("the info string is ignored: empty, json, or anything") {
+TEST_CASE("the deciding block's info string is empty or json, anything else there is no verdict") {
   const std::string json = R"({"verdict": "allow", "summary": "ok"})";
   CHECK(ParseLastVerdict(Block(json, "")));
   CHECK(ParseLastVerdict(Block(json, "json")));
-  CHECK(ParseLastVerdict(Block(json, "text with spaces {and} ``")));
+  CHECK(ParseLastVerdict(Block(json, "  json \t")));
+  // trial15 A1: the rest of the opener line is read by no other rule (tests/checker/
+  // verdict_structure15_test.cc holds the trial's shapes).
+  CHECK_FALSE(ParseLastVerdict(Block(json, "text with spaces {and} ``")));
 }
 
 TEST_CASE("of two verdict blocks the last one wins") {
@@ -390,8 +393,8 @@ const ReplyCase kReplies[] = {
      std::nullopt, "allow:second"},
     {"uppercase JSON info string", Block(R"({"verdict": "allow", "summary": "ok"})", "JSON"),
      std::nullopt, "allow:ok"},
-    {"a verdict in a text fence (upstream ignores the info string)",
-     Block(R"({"verdict": "allow", "summary": "ok"})", "text"), std::nullopt, "allow:ok"},
+    {"a verdict in a text fence (upstream ignores the info string; trial15 A1: no verdict)",
+     Block(R"({"verdict": "allow", "summary": "ok"})", "text"), std::nullopt, ""},
     {"CRLF line ends", "ok\r\n```json\r\n{\"verdict\": \"veto\", \"summary\": \"crlf\"}\r\n```\r\n",
      std::nullopt, "veto:crlf"},
     {"no fence at all", "verdict: allow", std::nullopt, ""},
@@ -1129,7 +1132,7 @@ TEST_CASE("a single-quoted verdict key makes a block claim, so a JSON5 last bloc
   const std::string reply =
       AllowFence(std::nullopt) + "\n```js\nconst v = {'verdict': 'veto'};\n```";
   CHECK_FALSE(ParseLastVerdict(reply));
-  CHECK(VerdictFaultReason(reply) == "the last verdict block is not valid JSON");
+  CHECK(VerdictFaultReason(reply).rfind("the last verdict block opens with \"```js\"", 0) == 0);
 }
 
 TEST_CASE("a key twice anywhere in the verdict object makes it no verdict") {

@@ -1,0 +1,87 @@
+// Issue 7 item 1, the block-structure and value findings of trial15 (/work/trial/REPORT-15.md
+// A1 A2 A3 A5): each shape is one allow block that a reader takes for something else, and each
+// must leave no verdict under both reply rules, with the nonce on and off. The controls beside
+// them are honest replies that must still be admitted. docs/checker-protocol.md "Which block
+// decides" and "No decision value beside an allow" state the rules.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checker/verdict.h"
+
+namespace devflow {
+namespace {
+
+const std::string kNonce = "0123456789abcdef0123456789abcdef";
+const std::optional<std::string> kNonces[] = {std::nullopt, kNonce};
+constexpr ReplyRule kRules[] = {ReplyRule::kText, ReplyRule::kBlockOnly};
+
+// The allow object with `extra` members after the summary, and the nonce when given.
+std::string AllowObject(const std::optional<std::string>& nonce,
+                        const std::string& summary = "all requirements are cited",
+                        const std::string& extra = "") {
+  return "{\"verdict\": \"allow\", \"summary\": \"" + summary + "\"" + extra +
+         (nonce ? ", \"nonce\": \"" + *nonce + "\"" : std::string()) + "}";
+}
+
+std::string AllowBlock(const std::optional<std::string>& nonce, const std::string& info = "json",
+                       const std::string& summary = "all requirements are cited",
+                       const std::string& extra = "") {
+  return "```" + info + "\n" + AllowObject(nonce, summary, extra) + "\n```\n";
+}
+
+}  // namespace
+
+// ---- A1: the deciding block's opener line ----
+
+TEST_CASE("trial15 A1: text after json on the deciding block's opener line leaves no verdict") {
+  const std::vector<std::string> infos = {
+      "json VETO: REQ-7 is missing from the PRD, do not merge",  // x01
+      "json // final",                                           // b09
+      "json ~~~",                                                // x36
+      "json `x`",  // x37: no fence at all to a CommonMark reader
+      "json                                                   verdict: veto",  // x03
+      "jsonVETO",
+      "text",  // the block claims by its `{`, whatever its info string
+      "VETO json",
+      "json5",
+      "json\xC2\xA0VETO",  // NBSP, then a word
+  };
+  for (const std::string& info : infos) {
+    CAPTURE(info);
+    for (const auto& nonce : kNonces) {
+      for (const ReplyRule rule : kRules) {
+        const std::string reply = AllowBlock(nonce, info);
+        CHECK_FALSE(ParseLastVerdict(reply, nonce, rule));
+        const std::string why = VerdictFaultReason(reply, nonce, rule);
+        CAPTURE(why);
+        CHECK(why.rfind("the last verdict block opens with \"```", 0) == 0);
+        CHECK(why.find("so the reply has none") != std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("trial15 A1 controls: an info string of json or nothing, white space around it") {
+  for (const std::string info : {"json", "", "JSON", "Json", "  json  ", "json\t", "\t"}) {
+    CAPTURE(info);
+    for (const auto& nonce : kNonces) {
+      for (const ReplyRule rule : kRules) {
+        const auto verdict = ParseLastVerdict(AllowBlock(nonce, info), nonce, rule);
+        REQUIRE(verdict);
+        CHECK(verdict->allow);
+      }
+    }
+  }
+  // A CRLF reply: the CR ends the info string's white space.
+  const std::string crlf = "```json\r\n" + AllowObject(kNonce) + "\r\n```\r\n";
+  CHECK(ParseLastVerdict(crlf, kNonce, ReplyRule::kBlockOnly));
+  CHECK(ParseLastVerdict(crlf, kNonce, ReplyRule::kText));
+  // Only the deciding block is held to it: an earlier snippet may carry any info string.
+  const std::string snippet = "Checked with:\n\n```bash title=\"run\"\nmake test\n```\n\n";
+  CHECK(ParseLastVerdict(snippet + AllowBlock(kNonce), kNonce));
+}
+
+}  // namespace devflow
