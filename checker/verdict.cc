@@ -7,6 +7,7 @@
 #include "host/utf8.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -1364,12 +1365,18 @@ KeyStance StanceOf(std::string_view key) {
   return stance;
 }
 
-// What a value says as an answer (DecisionValue): kNo for false, the integer 0 and a string
-// that is, as a whole, `no`, `nope`, `nay`, `false`, `n` or `0`; kYes for true, another
-// integer and `yes`, `yep`, `yeah`, `aye`, `true`, `y`, `1`; kAbsent for null, an empty
-// string, array or object and a string whose first word is a none-word (`none`, `nothing`,
-// `n/a`, `no REQ-7 issue`); kPresent for any other string and a non-empty array or object;
-// kNeither for a fraction.
+// What a value says as an answer (DecisionValue): kNo for false, zero and a string that is,
+// as a whole, `no`, `nope`, `nay`, `false`, `n` or `0`; kYes for true, a non-zero whole number
+// and `yes`, `yep`, `yeah`, `aye`, `true`, `y`, `1`; kAbsent for null, an empty string, array
+// or object and a string whose first word is a none-word (`none`, `nothing`, `n/a`, `no REQ-7
+// issue`); kPresent for any other string and a non-empty array or object; kNeither for a
+// fraction that is not a whole number (`1.5`, `0.85`).
+//
+// A number is read by its value, as JSON.parse reads it, never by how it is spelled (trial15
+// A2): `2.0`, `1e0`, `20e-1` are 2 and `0.0`, `-0`, `0e0`, `0E5` are 0; an integer too large
+// for 64 bits (`18446744073709551616`, which nlohmann keeps as a double) is a non-zero whole
+// number. (A number past a double's range, `1e400`, is no valid JSON to the parser: the block
+// fails closed before this rule.)
 enum class Answer { kNo, kYes, kAbsent, kPresent, kNeither };
 
 Answer AnswerOf(const nlohmann::json& v) {
@@ -1377,7 +1384,12 @@ Answer AnswerOf(const nlohmann::json& v) {
   if (v.is_number_integer() || v.is_number_unsigned()) {
     return v == 0 ? Answer::kNo : Answer::kYes;
   }
-  if (v.is_number()) return Answer::kNeither;
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    if (d == 0) return Answer::kNo;
+    if (std::trunc(d) == d) return Answer::kYes;  // a whole number
+    return Answer::kNeither;                      // NaN cannot come from JSON text
+  }
   if (v.is_null()) return Answer::kAbsent;
   if (!v.is_string()) return v.empty() ? Answer::kAbsent : Answer::kPresent;
   bool reordered = false;

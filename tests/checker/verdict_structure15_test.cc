@@ -84,4 +84,61 @@ TEST_CASE("trial15 A1 controls: an info string of json or nothing, white space a
   CHECK(ParseLastVerdict(snippet + AllowBlock(kNonce), kNonce));
 }
 
+// ---- A2: a number is read by its value ----
+
+TEST_CASE("trial15 A2: a decision value written as a float or past 64 bits still refuses") {
+  const std::vector<std::string> values = {
+      R"("failures": 2.0)",
+      R"("failures": 1e0)",
+      R"("failures": 20e-1)",
+      R"("blocking_issues": 3.0)",
+      R"("veto_count": 1e2)",
+      R"("failures": 18446744073709551616)",
+      R"("blockers": 18446744073709551617)",
+      R"("failures": 1e300)",
+      R"("is_approved": 0.0)",
+      R"("is_approved": 0e0)",
+      R"("ready": 0E5)",
+      R"("lgtm": 0.0)",
+      R"("is_approved": -0.0)",
+      R"("is_approved": 0.0e-7)",
+  };
+  for (const std::string& value : values) {
+    CAPTURE(value);
+    for (const auto& nonce : kNonces) {
+      for (const ReplyRule rule : kRules) {
+        const std::string reply =
+            AllowBlock(nonce, "json", "all requirements are cited", ", " + value);
+        CHECK_FALSE(ParseLastVerdict(reply, nonce, rule));
+        const std::string why = VerdictFaultReason(reply, nonce, rule);
+        CAPTURE(why);
+        CHECK(why.rfind("the last verdict block has the decision value ", 0) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("trial15 A2 controls: zero under a negative key, a fraction and an answer number") {
+  for (const std::string value :
+       {R"("failures": 0.0)", R"("failures": 0e0)", R"("blockers": -0.0)", R"("confidence": 0.85)",
+        R"("confidence": 0.0)", R"("confidence": 1.0)", R"("failures": 1.5)",
+        R"("exit_status": 0.0)", R"("exit_status": 1e0)", R"("is_approved": 1.0)",
+        R"("ready": 1e0)"}) {
+    CAPTURE(value);
+    const auto verdict =
+        ParseLastVerdict(AllowBlock(kNonce, "json", "all requirements are cited", ", " + value),
+                         kNonce, ReplyRule::kBlockOnly);
+    REQUIRE(verdict);
+    CHECK(verdict->allow);
+  }
+}
+
+TEST_CASE("trial15 A2: an earlier draft whose approval is 0.0 disagrees with the final allow") {
+  const std::string reply =
+      "Draft:\n\n```json\n{\"approved\": 0.0, \"summary\": \"REQ-7 is missing\"}\n```\n\n" +
+      AllowBlock(kNonce);
+  CHECK_FALSE(ParseLastVerdict(reply, kNonce));
+  CHECK(VerdictFaultReason(reply, kNonce).rfind("the reply's verdict blocks disagree", 0) == 0);
+}
+
 }  // namespace devflow
