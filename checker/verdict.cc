@@ -903,6 +903,25 @@ void ScanHtml(std::string_view text, HtmlState* state) {
   }
 }
 
+// The length of the list marker `rest` (a line after its indent) starts with — `-`, `+`, `*`,
+// or 1 to 9 digits and `.` or `)` — followed by a space, a tab or the line's end; 0 when none.
+size_t ListMarker(std::string_view rest) {
+  size_t digits = 0;
+  while (digits < rest.size() && digits < 9 && rest[digits] >= '0' && rest[digits] <= '9') {
+    ++digits;
+  }
+  const size_t marker =
+      digits > 0 && digits < rest.size() && (rest[digits] == '.' || rest[digits] == ')')
+          ? digits + 1
+      : !rest.empty() && (rest[0] == '-' || rest[0] == '+' || rest[0] == '*') ? 1
+                                                                              : 0;
+  if (marker > 0 && (marker == rest.size() || rest[marker] == ' ' || rest[marker] == '\t' ||
+                     rest[marker] == '\r')) {
+    return marker;
+  }
+  return 0;
+}
+
 // Where a block whose opener follows `prefix` on its line (outside fences, comments and
 // <details>) stands: "" at the start of the line (at most 3 columns in), else why it is no
 // top-level fenced block.
@@ -912,22 +931,19 @@ std::string_view PrefixNested(std::string_view prefix) {
   if (columns > 3) return kInIndentedCode;
   const std::string_view rest = prefix.substr(at);
   if (rest[0] == '>') return kInBlockquote;
-  size_t digits = 0;
-  while (digits < rest.size() && digits < 9 && rest[digits] >= '0' && rest[digits] <= '9') {
-    ++digits;
-  }
-  const size_t marker =
-      digits > 0 && digits < rest.size() && (rest[digits] == '.' || rest[digits] == ')')
-          ? digits + 1
-      : (rest[0] == '-' || rest[0] == '+' || rest[0] == '*') ? 1
-                                                             : 0;
-  if (marker > 0 && (marker == rest.size() || rest[marker] == ' ' || rest[marker] == '\t')) {
-    return kInListItem;
-  }
+  if (ListMarker(rest) > 0) return kInListItem;
   return kAfterText;
 }
 
 // Sets each block's `nested` by reading `reply` line by line as CommonMark does (FencedBlocks).
+//
+// List items are containers (trial15 A3): a list marker line opens an item whose content
+// column is the marker's end plus the spaces after it (1 to 4; 5 or more, or none, count as
+// 1). A later non-blank line indented to that column or more is the item's content — a fence
+// there is `inside a list item` even after a blank line (`- text`, blank, `  ```json`) — and
+// fence, code and close columns are counted from it. A non-blank line indented less ends the
+// item, unless it continues the item's paragraph lazily (not a fence or marker line, not
+// inside a fence). A fence opened inside an item ends with it.
 void MarkNested(std::string_view reply, std::vector<FencedBlock>* blocks) {
   const auto opener = [&](size_t k) {
     return static_cast<size_t>((*blocks)[k].info.data() - reply.data()) - kFence.size();
@@ -936,44 +952,77 @@ void MarkNested(std::string_view reply, std::vector<FencedBlock>* blocks) {
   HtmlState html;   // at the current position, outside code
   char fence = 0;   // the open fence's character, 0: none
   size_t fence_length = 0;
-  bool paragraph = false;  // the line before continues a paragraph
+  size_t fence_depth = 0;     // open list items when the fence opened
+  std::vector<size_t> items;  // content columns of the open list items, innermost last
+  bool paragraph = false;     // the line before continues a paragraph
   for (size_t line_at = 0; next < blocks->size() && line_at <= reply.size();) {
     const size_t newline = reply.find('\n', line_at);
     const size_t line_end = newline == std::string_view::npos ? reply.size() : newline;
     const std::string_view line = reply.substr(line_at, line_end - line_at);
     const auto [columns, body_at] = Indent(line);
     const std::string_view body = line.substr(body_at);
+    const bool blank = IsBlankLine(line);
+    if (!blank && !html.in_comment) {  // leave the items this line is not inside
+      while (!items.empty() && columns < items.back()) {
+        const bool lazy =
+            fence == 0 && paragraph && FenceRun(body).first == 0 && ListMarker(body) == 0;
+        if (lazy) break;
+        items.pop_back();
+      }
+      if (fence != 0 && items.size() < fence_depth) fence = 0;  // its item ended
+    }
+    const size_t base = items.empty() ? 0 : items.back();
+    const size_t in = columns > base ? columns - base : 0;  // columns inside the item
     if (fence != 0) {  // inside a fence: every opener on the line is its content
       for (; next < blocks->size() && opener(next) <= line_end; ++next) {
         (*blocks)[next].nested = fence == '~' ? kInTildeFence : kInBacktickFence;
       }
       const auto [c, n] = FenceRun(body);
-      if (columns <= 3 && c == fence && n >= fence_length && IsBlankLine(body.substr(n))) {
+      if (in <= 3 && c == fence && n >= fence_length && IsBlankLine(body.substr(n))) {
         fence = 0;
       }
       paragraph = false;
-    } else if (!html.in_comment && !paragraph && columns >= 4 && !IsBlankLine(line)) {
+    } else if (!html.in_comment && !paragraph && in >= 4 && !blank) {
       for (; next < blocks->size() && opener(next) <= line_end; ++next) {
         (*blocks)[next].nested = kInIndentedCode;
       }
     } else {
-      const bool opens = !html.in_comment && columns <= 3 && FenceRun(body).first != 0;
+      const bool opens = !html.in_comment && in <= 3 && FenceRun(body).first != 0;
       size_t at = line_at;
       for (; next < blocks->size() && opener(next) <= line_end; ++next) {
         const size_t open = opener(next);
         ScanHtml(reply.substr(at, open - at), &html);
         at = open;
-        (*blocks)[next].nested = html.in_comment ? kInComment
-                                 : html.details
-                                     ? kInDetails
-                                     : PrefixNested(reply.substr(line_at, open - line_at));
+        std::string_view nested = html.in_comment ? kInComment
+                                  : html.details
+                                      ? kInDetails
+                                      : PrefixNested(reply.substr(line_at, open - line_at));
+        if (!items.empty() && (nested.empty() || nested == kInIndentedCode)) nested = kInListItem;
+        (*blocks)[next].nested = nested;
       }
       if (opens) {  // the info string is no HTML
         std::tie(fence, fence_length) = FenceRun(body);
+        fence_depth = items.size();
         paragraph = false;
       } else {
         ScanHtml(reply.substr(at, line_end - at), &html);
-        paragraph = !IsBlankLine(line);
+        paragraph = !blank;
+        const size_t marker = html.in_comment || in > 3 ? 0 : ListMarker(body);
+        if (marker > 0) {  // a list item opens: its content column
+          const std::string_view after = body.substr(marker);
+          const auto [spaces, content_at] = Indent(after);
+          const bool empty = IsBlankLine(after);
+          items.push_back(columns + marker + (empty || spaces > 4 ? 1 : spaces));
+          // `- ```json`: the item's content opens a fence.
+          if (!empty && spaces <= 4) {
+            if (const auto [c, n] = FenceRun(after.substr(content_at)); c != 0) {
+              fence = c;
+              fence_length = n;
+              fence_depth = items.size();
+              paragraph = false;
+            }
+          }
+        }
       }
     }
     if (newline == std::string_view::npos) break;

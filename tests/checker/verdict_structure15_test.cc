@@ -141,4 +141,63 @@ TEST_CASE("trial15 A2: an earlier draft whose approval is 0.0 disagrees with the
   CHECK(VerdictFaultReason(reply, kNonce).rfind("the reply's verdict blocks disagree", 0) == 0);
 }
 
+// ---- A3: a fence indented under a list item is the item's content ----
+
+TEST_CASE("trial15 A3: a fence indented under a list item is inside the list item") {
+  struct Case {
+    std::string label, before;
+  };
+  const std::vector<Case> cases = {
+      {"x13: - text, blank, fence indented 2",
+       "- Example of the shape the contract asks for, not my answer:\n\n  "},
+      {"x14: 1. text, blank, fence indented 3",
+       "Verdict: see below.\n\n1. My answer is veto, REQ-7 is missing. The format example:\n\n   "},
+      {"no blank line", "* the format example:\n  "},
+      {"a nested item, fence indented 4", "- outer\n  - inner, the example:\n\n    "},
+      {"a second paragraph of the item first", "- first item\n\n  more of the first item\n\n  "},
+      {"10. content column 4", "10. the example:\n\n    "},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.label);
+    // Every line of the block indented like its opener, as a list item's content is.
+    std::string block;
+    const std::string indent = c.before.substr(c.before.rfind('\n') + 1);
+    for (const auto& nonce : kNonces) {
+      block = "```json\n" + indent + AllowObject(nonce) + "\n" + indent + "```\n";
+      const std::string reply = c.before + block;
+      const std::vector<FencedBlock> blocks = FencedBlocks(reply);
+      REQUIRE(blocks.size() == 1);
+      CHECK(blocks[0].nested == "inside a list item");
+      CHECK_FALSE(ParseLastVerdict(reply, nonce));
+      CHECK(VerdictFaultReason(reply, nonce)
+                .rfind("the reply's last verdict block is inside a list item;", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("trial15 A3 controls: a list, then the verdict block at the start of a line") {
+  const std::vector<std::string> befores = {
+      "Findings:\n- REQ-1 is cited\n- REQ-2 is cited\n\n",
+      "Findings:\n- REQ-1 is cited\n- REQ-2 is cited\n",  // a fence ends the list
+      "1. REQ-1 is cited\n2. REQ-2 is cited\nand lazily continued\n\n",
+      "- REQ-1 is cited\n\n ",  // 1 column: less than the item's content column 2
+      "- REQ-1 is cited\n\n  still the item\n\nBack at the top.\n\n",
+      // A sample fence inside an item, closed inside it, then the top-level block.
+      "- the format:\n\n  ```json\n  {\"verdict\": \"veto\" | \"allow\"}\n  ```\n\n",
+      "- the format: ```json\n  {\"verdict\": \"veto\" | \"allow\"}\n  ```\n\n",
+      "- outer\n  - inner\n\n    ```text\n    an example\n    ```\n\n",
+  };
+  for (const std::string& before : befores) {
+    CAPTURE(before);
+    const std::string reply = before + AllowBlock(kNonce);
+    const std::vector<FencedBlock> blocks = FencedBlocks(reply);
+    REQUIRE_FALSE(blocks.empty());
+    CHECK(blocks.back().nested == "");
+    const auto verdict = ParseLastVerdict(reply, kNonce);
+    CAPTURE(VerdictFaultReason(reply, kNonce));
+    REQUIRE(verdict);
+    CHECK(verdict->allow);
+  }
+}
+
 }  // namespace devflow
