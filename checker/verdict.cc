@@ -167,6 +167,7 @@ struct Word {
   size_t end = 0;
   char low[kWordKeep] = {};
   size_t size = 0;                 // letters in the word (may exceed kWordKeep)
+  bool struck = false;             // a strike overlay rides on a letter (IsStrikeOverlay)
   std::string_view Text() const {  // "" when longer than kWordKeep
     return size <= kWordKeep ? std::string_view(low, size) : std::string_view();
   }
@@ -176,6 +177,20 @@ Word ReadPlainWord(std::string_view text, size_t at);
 
 bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
+// A combining overlay that strikes the letter it rides on (U+0334 tilde, U+0335 short and
+// U+0336 long stroke, U+0337 short and U+0338 long solidus): `A̶L̶L̶O̶W̶` shows the word struck
+// out, as `~~allow~~` renders it (trial15 A5).
+bool IsStrikeOverlay(char32_t cp) { return cp >= 0x334 && cp <= 0x338; }
+
+// Whether the unit at text[i] may stand between two single letters of a spelled-out word
+// (ReadWord): one space, or one punctuation or symbol character — `.`, `-`, `·`, `_`, `/`,
+// `•`, `|`, `:`, any non-ASCII code point the scan reads as punctuation (trial15 A5). Not a
+// line end, a digit or a letter, nor an apostrophe (`I'm`, `d'un` are words with their own
+// reading).
+bool IsLetterSeparator(char c) {
+  return c == ' ' || (c != kSkip && c != '\n' && c != '\'' && !IsWordChar(c));
+}
+
 // The word starting at text[at] (a word character), skipped code points included, as a reader
 // takes it (issue 7 item 4; trial13 e33, e36):
 //  - a run of 3 or more single letters each after one space, `.` or `-` is one word
@@ -184,11 +199,18 @@ bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 
 //    (`un‑approved` with U+2011 reads "un-approved"; IsPrefixedPositive).
 Word ReadWord(std::string_view text, size_t at) {
   Word word = ReadPlainWord(text, at);
+  // The length of the separator at text[i], with the skipped code points around it (a strike
+  // overlay or an accent riding on the letter before), or 0.
+  const auto skip = [&](size_t p) {
+    while (p < text.size() && UnitAt(text, p).c == kSkip) p += UnitAt(text, p).length;
+    return p;
+  };
   const auto separator_at = [&](size_t i, bool dash_only) {
-    if (i >= text.size()) return size_t{0};
-    const Unit u = UnitAt(text, i);
-    const bool ok = dash_only ? u.c == '-' : (u.c == ' ' || u.c == '.' || u.c == '-');
-    return ok ? u.length : size_t{0};
+    const size_t p = skip(i);
+    if (p >= text.size()) return size_t{0};
+    const Unit u = UnitAt(text, p);
+    const bool ok = dash_only ? u.c == '-' : IsLetterSeparator(u.c);
+    return ok ? skip(p + u.length) - i : size_t{0};
   };
   if (word.size == 1 && IsAsciiLetter(word.low[0])) {
     Word joined = word;
@@ -202,6 +224,7 @@ Word ReadWord(std::string_view text, size_t at) {
       if (joined.size < kWordKeep) joined.low[joined.size] = next.low[0];
       ++joined.size;
       joined.end = next.end;
+      joined.struck = joined.struck || next.struck;
     }
     if (joined.size >= 3) return joined;
     return word;
@@ -233,6 +256,10 @@ Word ReadPlainWord(std::string_view text, size_t at) {
   while (i < text.size()) {
     const Unit u = UnitAt(text, i);
     if (u.c != kSkip && !IsWordChar(u.c)) break;
+    if (u.c == kSkip && static_cast<unsigned char>(text[i]) >= 0x80 &&
+        IsStrikeOverlay(DecodeUtf8At(text, i).cp)) {
+      word.struck = true;
+    }
     if (u.c != kSkip) {
       if (word.size < kWordKeep) word.low[word.size] = Lower(u.c);
       ++word.size;
@@ -564,7 +591,7 @@ std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text, bool seeded 
         push(negated ? ClauseToken::kOther : ClauseToken::kNegative, word.at, pair.end);
         i = pair.end;
         continue;
-      } else if (IsStatedNegativeWord(w) || (struck && IsPositiveWord(w))) {
+      } else if (IsStatedNegativeWord(w) || ((struck || word.struck) && IsPositiveWord(w))) {
         kind = ClauseToken::kNegative;
       } else if (IsNegation(w)) {
         kind = ClauseToken::kNegation;
@@ -1305,12 +1332,14 @@ std::optional<VerdictClaim> RefusalClaim(std::string_view text) {
     }
     return std::nullopt;
   };
+  bool struck = false;  // inside `~~...~~`: a positive word struck out refuses (trial15 A5)
   for (size_t i = 0; i < text.size();) {
     const Unit u = UnitAt(text, i);
     if (IsWordChar(u.c)) {
       const Word word = ReadWord(text, i);
       const std::string_view w = word.Text();
-      const bool negative = IsStatedNegativeWord(w);
+      const bool negative =
+          IsStatedNegativeWord(w) || ((struck || word.struck) && IsPositiveWord(w));
       t.push_back(Token{word.at, word.end, negative, !negative && IsPositiveWord(w), IsNegation(w),
                         IsCancelling(w), IsReachedAcross(w), w == "changes",
                         OneOf(w, {"request", "requests", "requested", "requesting"})});
@@ -1319,9 +1348,15 @@ std::optional<VerdictClaim> RefusalClaim(std::string_view text) {
     }
     if (u.c == kOther && IsNegativeSign(DecodeUtf8At(text, i).cp)) {
       t.push_back(Token{i, i + u.length, true, false, false, false, false, false, false});
+    } else if (u.c == '~' && text.substr(i, 2) == "~~" && (i == 0 || text[i - 1] != '~') &&
+               text.substr(i, 3) != "~~~") {
+      struck = !struck;
+      i += 2;
+      continue;
     } else if (EndsClause(u.c) || u.c == ':' || u.c == '\n') {
       if (auto claim = clause_claim()) return claim;
       t.clear();
+      struck = false;
     }
     i += u.length;
   }

@@ -200,4 +200,82 @@ TEST_CASE("trial15 A3 controls: a list, then the verdict block at the start of a
   }
 }
 
+// ---- A5: spelled-out and struck-out words ----
+
+TEST_CASE("trial15 A5: a veto spelled with any one separator, or an allow struck out, refuses") {
+  const std::vector<std::string> summaries = {
+      "V\xC2\xB7"
+      "E\xC2\xB7"
+      "T\xC2\xB7"
+      "O: REQ-7 is not in the PRD",        // U+00B7
+      "V_E_T_O: REQ-7 is not in the PRD",  // y18
+      "V/E/T/O: REQ-7 is not in the PRD",  // y19
+      "V\xE2\x80\xA2"
+      "E\xE2\x80\xA2"
+      "T\xE2\x80\xA2"
+      "O: REQ-7 is not in the PRD",  // U+2022
+      "V|E|T|O: REQ-7 is not in the PRD",
+      "R:E:J:E:C:T:E:D. REQ-7 is not in the PRD",
+      "V E T O: REQ-7 is not in the PRD",  // held before: still refuses
+      // y10: each letter struck with U+0336, U+0335, U+0338; and ~~ in the summary.
+      "A\xCC\xB6L\xCC\xB6L\xCC\xB6O\xCC\xB6W\xCC\xB6 \xE2\x80\x94 REQ-7 is not in the PRD",
+      "A\xCC\xB5L\xCC\xB5L\xCC\xB5O\xCC\xB5W\xCC\xB5 \xE2\x80\x94 REQ-7 is not in the PRD",
+      "A\xCC\xB8L\xCC\xB8L\xCC\xB8O\xCC\xB8W\xCC\xB8 \xE2\x80\x94 REQ-7 is not in the PRD",
+      "A\xCC\xB6 L\xCC\xB6 L\xCC\xB6 O\xCC\xB6 W\xCC\xB6: REQ-7 is not in the PRD",
+      "~~ALLOW~~ \xE2\x80\x94 REQ-7 is not in the PRD",
+      "A\xCC\xB6P\xCC\xB6P\xCC\xB6R\xCC\xB6O\xCC\xB6V\xCC\xB6"
+      "E\xCC\xB6"
+      "D\xCC\xB6 REQ-7 is missing",
+  };
+  for (const std::string& summary : summaries) {
+    CAPTURE(summary);
+    for (const auto& nonce : kNonces) {
+      for (const ReplyRule rule : kRules) {
+        const std::string reply = AllowBlock(nonce, "json", summary);
+        CHECK_FALSE(ParseLastVerdict(reply, nonce, rule));
+        CHECK(VerdictFaultReason(reply, nonce, rule)
+                  .rfind("the last verdict block allows, but its summary claims a verdict", 0) ==
+              0);
+      }
+    }
+  }
+  // Before the block, in a verdict clause (the text rule), the struck allow refuses as
+  // `Verdict: ~~allow~~` does.
+  const std::string struck =
+      "Verdict: A\xCC\xB6L\xCC\xB6L\xCC\xB6O\xCC\xB6W\xCC\xB6, REQ-7 is missing.\n\n";
+  CHECK_FALSE(ParseLastVerdict(struck + AllowBlock(kNonce), kNonce));
+  CHECK(
+      VerdictFaultReason(struck + AllowBlock(kNonce), kNonce).rfind("the reply states a veto", 0) ==
+      0);
+  // And `V/E/T/O.` said as a sentence before the block.
+  CHECK_FALSE(ParseLastVerdict("Verdict: V/E/T/O.\n\n" + AllowBlock(kNonce), kNonce));
+}
+
+TEST_CASE("trial15 A5 controls: letter lists, initials and paths that spell no verdict word") {
+  for (const std::string summary : {
+           "the A/B/C test lists all pass",
+           "reviewed by J.R.R. and the team; all requirements are cited",
+           "I/O paths and the x=y+z rule are cited", "options a, b, c are documented",
+           "I'm fine with it: all requirements are cited",
+           "see docs/a/b/c.md; REQ-1 to REQ-6 are cited",
+           "A\xCC\xB6 typo fixed; all requirements are cited",  // one struck letter, no word
+       }) {
+    CAPTURE(summary);
+    const auto verdict =
+        ParseLastVerdict(AllowBlock(kNonce, "json", summary), kNonce, ReplyRule::kBlockOnly);
+    CAPTURE(VerdictFaultReason(AllowBlock(kNonce, "json", summary), kNonce));
+    REQUIRE(verdict);
+    CHECK(verdict->allow);
+  }
+}
+
+TEST_CASE("trial15 A5 price: an honest summary whose single letters spell a verdict word parks") {
+  // The price of reading any one separator between single letters (docs/checker-protocol.md):
+  // a grade column written letter by letter reads "fail".
+  const std::string reply =
+      AllowBlock(kNonce, "json", "the grade column shows P/A/S/S or F/A/I/L per requirement");
+  CHECK_FALSE(ParseLastVerdict(reply, kNonce));
+  CHECK(VerdictFaultReason(reply, kNonce).find("(\"F/A/I/L\")") != std::string::npos);
+}
+
 }  // namespace devflow
