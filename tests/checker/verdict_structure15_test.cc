@@ -186,6 +186,8 @@ TEST_CASE("trial15 A3 controls: a list, then the verdict block at the start of a
       "- the format:\n\n  ```json\n  {\"verdict\": \"veto\" | \"allow\"}\n  ```\n\n",
       "- the format: ```json\n  {\"verdict\": \"veto\" | \"allow\"}\n  ```\n\n",
       "- outer\n  - inner\n\n    ```text\n    an example\n    ```\n\n",
+      // The item's own line opens the sample fence; its closing line closes it.
+      "- ```text\n  an example\n  ```\n\n",
   };
   for (const std::string& before : befores) {
     CAPTURE(before);
