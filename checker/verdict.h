@@ -44,7 +44,11 @@ struct FencedBlock {
 /// a line 4 or more columns in, outside a paragraph, is indented code; `<!--` outside code
 /// opens a comment up to `-->` (or the end); `<details` opens an element up to its
 /// `</details>` (or the end); a block whose opener line starts with `>`, a list marker, 4 or
-/// more columns or other text is no top-level fenced block.
+/// more columns or other text is no top-level fenced block. A list marker line opens a list
+/// item whose content column is where its text starts; a later non-blank line indented to that
+/// column is the item's content (a fence there is "inside a list item", also after a blank
+/// line), and a line indented less ends the item unless it lazily continues its paragraph
+/// (trial15 A3).
 std::vector<FencedBlock> FencedBlocks(std::string_view reply);
 
 /// Whether a block claims to be a verdict: the first word of its info string is `json` (ASCII
@@ -103,7 +107,10 @@ enum class ReplyRule {
   kBlockOnly,  // the reply is the deciding block, with nothing but white space around it
 };
 
-/// The verdict of a reply: the last block that ClaimsVerdict, when it is closed, decodes,
+/// The verdict of a reply: the last block that ClaimsVerdict, when it is top-level
+/// (FencedBlock::nested empty), its info string is `json` (ASCII case-insensitive) or empty
+/// with only white space around it (trial15 A1: `json VETO: …`, `text`, `json5` → none), it is
+/// closed, decodes,
 /// (with `nonce` set) carries exactly that nonce as a string, and nothing but blank text
 /// (host/utf8.h IsBlankText: white space, zero-width, format or control characters) follows it
 /// in the reply: not a final answer the fence scan does not see as a block, a restated
