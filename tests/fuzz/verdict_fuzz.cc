@@ -3,7 +3,8 @@
 //  - fenced blocks lie inside the reply, in order, without overlapping; only the last may be
 //    unclosed, and then it runs to the end of the reply;
 //  - ParseLastVerdict is the last block that ClaimsVerdict, when it is closed and
-//    DecodeVerdictBlock accepts it, it is not nested, nothing but white space follows it, no
+//    DecodeVerdictBlock accepts it, it is not nested, its info string is `json` or nothing
+//    (white space around it), nothing but white space follows it, no
 //    bidi override or tag character is in the reply (nor escaped in it), and it is a veto or no
 //    earlier claiming block decodes as a veto (nullopt otherwise; an allow may also be refused for
 //    a veto stated in prose before it); a verdict's block claims to be one;
@@ -86,6 +87,20 @@ bool WhiteSpaceOnly(std::string_view text) {
   return true;
 }
 
+// Whether a deciding block's info string is plain (trial15 A1): `json` in any case or nothing,
+// after spaces and tabs and before nothing but white space.
+bool PlainInfo(std::string_view info) {
+  size_t at = 0;
+  while (at < info.size() && (info[at] == ' ' || info[at] == '\t')) ++at;
+  std::string_view rest = info.substr(at);
+  if (rest.size() >= 4) {
+    std::string word(rest.substr(0, 4));
+    for (char& c : word) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (word == "json") rest.remove_prefix(4);
+  }
+  return WhiteSpaceOnly(rest);
+}
+
 bool SameVerdict(const Verdict& a, const Verdict& b) {
   return a.allow == b.allow && a.summary == b.summary && a.findings == b.findings &&
          a.nonce == b.nonce;
@@ -148,7 +163,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const std::optional<Verdict> decoded =
           block.closed ? DecodeVerdictBlock(content) : std::nullopt;
       expected = decoded;
-      if (!block.nested.empty() || HasEscapedForbidden(content)) expected.reset();
+      if (!block.nested.empty() || !PlainInfo(block.info) || HasEscapedForbidden(content)) {
+        expected.reset();
+      }
       if (expected) {
         const size_t tail = static_cast<size_t>(content.data() - reply.data()) + content.size() + 3;
         if (tail < reply.size() && !WhiteSpaceOnly(reply.substr(tail))) expected.reset();
