@@ -421,10 +421,19 @@ bool IsStatedNegativeWord(std::string_view w) {
 }
 
 // The signs a reader takes for a refusal: 👎 ❌ ❎ ✗ ✘ ✖ ⛔ 🚫 🛑 (trial13 e45,
-// trial14 R8).
+// trial14 R8), and the red of a traffic light, 🔴 🟥 (trial15).
 bool IsNegativeSign(char32_t cp) {
   return cp == 0x1F44E || cp == 0x274C || cp == 0x274E || cp == 0x2717 || cp == 0x2718 ||
-         cp == 0x2716 || cp == 0x26D4 || cp == 0x1F6AB || cp == 0x1F6D1;
+         cp == 0x2716 || cp == 0x26D4 || cp == 0x1F6AB || cp == 0x1F6D1 || cp == 0x1F534 ||
+         cp == 0x1F7E5;
+}
+
+// Review words that refuse only as a statement's answer, in the keyword's clause or after a
+// label (trial15: "Verdict: REVISE AND RESUBMIT", "Decision: hold", "Verdict: insufficient"):
+// not in an allow's own words, where "all claims hold" or "revise the naming later" describe.
+bool IsAnswerOnlyNegativeWord(std::string_view w) {
+  return OneOf(
+      w, {"hold", "revise", "resubmit", "rework", "insufficient", "inadequate", "unsatisfactory"});
 }
 
 // The words that say yes, by their stems: a negation before one states a refusal ("Decision:
@@ -435,6 +444,13 @@ bool IsPositiveWord(std::string_view w) {
     if (w.substr(0, stem.size()) == stem) return true;
   }
   return OneOf(w, {"ok", "okay", "lgtm", "go", "yes"});
+}
+
+// The positive words of a statement (the clause rule, a first-person or reviewer statement):
+// IsPositiveWord's and `recommend` (trial15: "Verdict: would not recommend moving forward").
+// Not in an allow's own words, where "I would not recommend renaming it" is advice.
+bool IsStatedPositiveWord(std::string_view w) {
+  return IsPositiveWord(w) || w.substr(0, 9) == "recommend";
 }
 
 // A negation: `not`, `no`, `never`, `cannot`, `nor`, the `t` of an `n't` and the forms written
@@ -591,11 +607,12 @@ std::optional<VerdictClaim> ClauseStatedVeto(std::string_view text, bool seeded 
         push(negated ? ClauseToken::kOther : ClauseToken::kNegative, word.at, pair.end);
         i = pair.end;
         continue;
-      } else if (IsStatedNegativeWord(w) || ((struck || word.struck) && IsPositiveWord(w))) {
+      } else if (IsStatedNegativeWord(w) || IsAnswerOnlyNegativeWord(w) ||
+                 ((struck || word.struck) && IsPositiveWord(w))) {
         kind = ClauseToken::kNegative;
       } else if (IsNegation(w)) {
         kind = ClauseToken::kNegation;
-      } else if (IsPositiveWord(w)) {
+      } else if (IsStatedPositiveWord(w)) {
         kind = ClauseToken::kPositive;
       } else if (w == "or") {
         kind = ClauseToken::kOr;
@@ -669,50 +686,152 @@ bool IsRefusedParticiple(std::string_view w) {
                    "disallowed"});
 }
 
-// A veto stated in prose before the deciding allow: the clause rule (ClauseStatedVeto), or the
-// checker in the first person: `I` or `we` (not after IsNotAssertingBefore's words in its
-// clause), up to kMaxConnectors connecting words with no negation among them, then a negative
-// verdict word ("I must veto this card", "we reject it", "I'm going to veto"; trial12 d03);
-// "I do not veto", "I won't veto", "I see no reason to veto", "there is nothing I would
-// reject" state none. Of the two, the earlier is quoted.
-//
-// Between the subject and the verb may also stand an aside, a comma-delimited one or one in
-// parentheses ("I, for one, veto", "We (the checker) reject"), and `decided`, `chosen`,
-// `all`, `strongly`, `formally` count as connecting words ("I have decided to veto"; trial14
-// R10). A sentence that starts with the imperative `Veto`, `Reject` or `Deny`, followed by a
-// sentence end or `this`, `the`, `it` ("Veto this card.", "Reject."), states a veto too.
+// The refusal a labelled answer's clause starts with (StatedVetoIn: "Status: 🛑", "Outcome:
+// rejected", "Recommendation: do not merge"), read from `at` (after the label's `:`) to the
+// clause's end (`.` `!` `?` `,` `;` or a line end): its first token a negative word
+// (IsStatedNegativeWord, IsAnswerOnlyNegativeWord) or sign, or a negation among its first two
+// tokens with a positive word (IsStatedPositiveWord) within kNegationReach words after it.
+// Returns the refusal's span. `at`: the label's end; its `:` or `=` is skipped first.
+std::optional<VerdictClaim> LabelledRefusal(std::string_view text, size_t at) {
+  size_t negation = 0;  // tokens since a negation among the first two; 0: none
+  bool labelled = false;
+  for (size_t i = at, tokens = 0; i < text.size();) {
+    const Unit u = UnitAt(text, i);
+    if (EndsClause(u.c) || u.c == '\n') break;
+    if (!labelled) {
+      labelled = u.c == ':' || u.c == '=';
+      i += u.length;
+      continue;
+    }
+    if (u.c == kOther && IsNegativeSign(DecodeUtf8At(text, i).cp)) {
+      if (tokens == 0) return VerdictClaim{i, i + u.length};
+      ++tokens;
+    } else if (IsWordChar(u.c)) {
+      const Word word = ReadWord(text, i);
+      const std::string_view w = word.Text();
+      if (tokens == 0 && (IsStatedNegativeWord(w) || IsAnswerOnlyNegativeWord(w))) {
+        return VerdictClaim{word.at, word.end};
+      }
+      if (negation != 0 && IsStatedPositiveWord(w)) return VerdictClaim{at, word.end};
+      if (negation != 0 && ++negation > kNegationReach + 1) break;
+      if (tokens < 2 && negation == 0 && IsNegation(w)) negation = 1;
+      ++tokens;
+      i = word.end;
+      continue;
+    }
+    i += u.length;
+  }
+  return std::nullopt;
+}
+
+// The subjects that speak for the checker in the third person (trial15: "Our review rejects
+// this design"): the review, the reviewer, the checker, the gate, its assessment.
+bool IsReviewerSubject(std::string_view w) {
+  return OneOf(w, {"review", "reviewer", "reviewers", "checker", "gate", "assessment", "evaluation",
+                   "analysis", "audit", "auditor"});
+}
+
+// A word that may stand between a statement's subject and its verb (StatedVetoIn): a
+// connecting word (IsConnector, and `decided`, `chosen`, `all`), `and`, or an adverb — a word
+// ending in `ly` (`strongly`, `formally`, `regretfully`) or `hereby`, `thus`, `hence`
+// (trial15: "I hereby and formally veto", "I also have to strongly reject it").
+bool IsChainWord(std::string_view w) {
+  return IsConnector(w) || OneOf(w, {"decided", "chosen", "all", "and", "thus", "hence"}) ||
+         (w.size() >= 4 && w.substr(w.size() - 2) == "ly");
+}
+
+// The auxiliaries of an `n't` (or `not`) that a statement's chain may hold only right before
+// that negation: "I can't approve", "we couldn't merge", "I won't approve". Alone `can`,
+// `could` state a possibility ("I could veto on style"), and the chain ends there.
+bool IsNegatedAuxiliary(std::string_view w) {
+  return OneOf(w, {"can", "could", "won", "don", "didn", "doesn", "couldn", "shouldn", "wouldn",
+                   "mustn", "isn", "aren", "wasn", "weren", "haven", "hasn"});
+}
+
+// How many words may stand between a statement's subject and its verb (IsChainWord's, an
+// auxiliary before its negation, the negation): "I am going to have to reject it" holds five.
+constexpr int kMaxChainWords = 8;
+
+// A veto stated in prose before the deciding allow: the clause rule (ClauseStatedVeto), or a
+// statement with a subject, or a sentence that starts with the refusal. Of these, the earliest
+// is quoted. The statements with a subject:
+//  - the checker in the first person, `I` or `we`, or the checker's review as the subject in
+//    the third person (IsReviewerSubject: "Our review rejects this design"; trial15), not after
+//    IsNotAssertingBefore's words in its clause; then up to kMaxChainWords words that join a
+//    subject to its verb (IsChainWord: "must", "have to", "am going to", "hereby", "also",
+//    "and", an adverb in `ly`; an auxiliary right before its negation); then a refusal
+//    (IsFirstPersonRefusal: "I must veto this card", "we reject it", "I'm going to veto";
+//    trial12 d03, trial14 R6), or `say no` ("I have to say no to this card"). Between the
+//    subject and the chain may stand an aside, comma-delimited or in parentheses ("I, for one,
+//    veto", "We (the checker) reject"; trial14 R10), and `no choice but`, `no option but`, `no
+//    alternative but` ("I have no choice but to veto"; trial15) joins like a chain word;
+//  - with a negation in that chain (`not`, `never`, `cannot`, `n't`, `no`), a refusal states
+//    none ("I do not veto", "I won't veto", "I have no need to veto"), but a positive word
+//    does (IsStatedPositiveWord: "I cannot approve this", "I will not approve it", "Our review
+//    does not recommend it"; trial15), except `go` and a positive word followed by `of` ("I do
+//    not approve of the naming": a liking, not a decision);
+//  - the thing judged in the passive (IsPassiveSubject, IsRefusedParticiple: "This card should
+//    be vetoed"; trial14 R6).
+// "I see no reason to veto", "there is nothing I would reject", "I could veto on style" state
+// none. A sentence (or line) that starts with `Veto`, `Reject`, `Deny` or a refusal's
+// participle (`Vetoed`, `Rejected`, `Denied`, `Refused`, `Declined`, `Blocked`; trial15
+// "Vetoed: REQ-7 missing."), followed by a sentence end, a line end, `:` or `this`, `the`,
+// `it` ("Veto this card.", "Reject."), states a veto too; and so does a labelled answer: a
+// sentence that starts with `Status`, `Result`, `Outcome`, `Conclusion`, `Recommendation`,
+// `Assessment`, `Ruling`, `Vote` or `Answer` and `:` or `=`, whose clause starts with a negative
+// word or sign or puts a negation before a positive word ("Status: 🛑", "Outcome: rejected",
+// "Recommendation: do not merge"; trial15).
 std::optional<VerdictClaim> StatedVetoIn(std::string_view text) {
   const std::optional<VerdictClaim> clause = ClauseStatedVeto(text);
   Word prev;                   // the word before, in this clause (none after a clause end)
   bool sentence_start = true;  // no word since the text's start, a sentence end or a line end
+  // The word starting at `at` (after a gap), or an empty Word when none does.
+  const auto word_at = [&](size_t at) {
+    return at < text.size() && IsWordChar(UnitAt(text, at).c) ? ReadWord(text, at) : Word();
+  };
   for (size_t i = 0; i < text.size() && (!clause || i < clause->at);) {
     const Unit u = UnitAt(text, i);
     if (!IsWordChar(u.c)) {
       if (EndsClause(u.c) || u.c == ':') prev = Word();
-      if (u.c == '.' || u.c == '!' || u.c == '?' || u.c == '\n') sentence_start = true;
+      // (The `!` of an HTML comment's `<!--` ends no sentence.)
+      if (u.c == '.' || (u.c == '!' && (i == 0 || text[i - 1] != '<')) || u.c == '?' ||
+          u.c == '\n') {
+        sentence_start = true;
+      }
       i += u.length;
       continue;
     }
     const Word word = ReadWord(text, i);
     i = word.end;
-    if (std::exchange(sentence_start, false) && OneOf(word.Text(), {"veto", "reject", "deny"})) {
+    if (std::exchange(sentence_start, false)) {
       const Gap gap = ReadGap(text, word.end);
-      const bool ends = gap.end >= text.size() || UnitAt(text, gap.end).c == '.' ||
-                        UnitAt(text, gap.end).c == '!' || gap.key_sign ||
-                        text.substr(word.end, gap.end - word.end).find('\n') != std::string::npos;
-      if (ends || (IsWordChar(UnitAt(text, gap.end).c) &&
-                   OneOf(ReadWord(text, gap.end).Text(), {"this", "the", "it"}))) {
-        return VerdictClaim{word.at, word.end};
+      if (OneOf(word.Text(), {"veto", "reject", "deny", "vetoed", "rejected", "denied", "refused",
+                              "declined", "blocked"})) {
+        const bool ends = gap.end >= text.size() || UnitAt(text, gap.end).c == '.' ||
+                          UnitAt(text, gap.end).c == '!' || gap.key_sign ||
+                          text.substr(word.end, gap.end - word.end).find('\n') != std::string::npos;
+        if (ends || OneOf(word_at(gap.end).Text(), {"this", "the", "it"})) {
+          return VerdictClaim{word.at, word.end};
+        }
+      }
+      if (gap.key_sign &&
+          OneOf(word.Text(), {"status", "result", "outcome", "conclusion", "recommendation",
+                              "assessment", "ruling", "vote", "answer"})) {
+        if (auto answer = LabelledRefusal(text, word.end)) {
+          return VerdictClaim{word.at, answer->end};
+        }
       }
     }
-    const bool first_person = IsFirstPerson(word.Text()) && !IsNotAssertingBefore(prev.Text());
+    const bool asserting = !IsNotAssertingBefore(prev.Text());
+    const bool first_person = IsFirstPerson(word.Text()) && asserting;
+    const bool reviewer = IsReviewerSubject(word.Text()) && asserting;
     // The card itself as the subject of a passive refusal (trial14 R6): "This card should be
     // vetoed", "the design is rejected".
-    const bool passive = IsPassiveSubject(word.Text()) && !IsNotAssertingBefore(prev.Text());
+    const bool passive = IsPassiveSubject(word.Text()) && asserting;
     prev = word;
-    if (!first_person && !passive) continue;
+    if (!first_person && !reviewer && !passive) continue;
     size_t from = word.end;  // past an aside: ", for one," or "(the checker)"
-    if (first_person) {
+    if (first_person || reviewer) {
       size_t p = from;
       while (p < text.size() && text[p] == ' ') ++p;
       const char close = p < text.size() ? (text[p] == ',' ? ',' : text[p] == '(' ? ')' : 0) : 0;
@@ -726,41 +845,59 @@ std::optional<VerdictClaim> StatedVetoIn(std::string_view text) {
       }
     }
     Gap gap = ReadGap(text, from);
-    bool be = false;  // a form of `be` among the connecting words (a passive needs one)
-    for (int connectors = 0; gap.end < text.size(); ++connectors) {
+    bool be = false;       // a form of `be` among the connecting words (a passive needs one)
+    bool negated = false;  // a negation among them
+    for (int words = 0; gap.end < text.size(); ++words) {
       if (!IsWordChar(UnitAt(text, gap.end).c)) break;  // a clause ends
       const Word next = ReadWord(text, gap.end);
       const std::string_view w = next.Text();
+      const Gap after = ReadGap(text, next.end);
       if (passive) {
         if (be && IsRefusedParticiple(w)) return VerdictClaim{word.at, next.end};
+      } else if (negated) {
+        // "I cannot approve this", "we will not merge it"; "I do not veto" states none.
+        if (IsStatedPositiveWord(w) && w != "go") {
+          if (word_at(after.end).Text() == "of") break;  // "approve of": a liking
+          return VerdictClaim{word.at, next.end};
+        }
+        if (IsFirstPersonRefusal(w)) break;
       } else if (IsFirstPersonRefusal(w)) {
         // "I, for one, reject nothing here" refuses nothing.
-        const Gap after = ReadGap(text, next.end);
-        if (after.end < text.size() && IsWordChar(UnitAt(text, after.end).c) &&
-            OneOf(ReadWord(text, after.end).Text(), {"nothing", "none", "no", "neither"})) {
-          break;
-        }
+        if (OneOf(word_at(after.end).Text(), {"nothing", "none", "no", "neither"})) break;
         return VerdictClaim{word.at, next.end};
       } else if (OneOf(w, {"say", "saying"})) {  // "I have to say no to this card"
-        const Gap after = ReadGap(text, next.end);
-        if (after.end < text.size() && IsWordChar(UnitAt(text, after.end).c)) {
-          const Word answer = ReadWord(text, after.end);
-          // `no` as the answer: "say no." or "say no to it", not "say no issues remain".
+        const Word answer = word_at(after.end);
+        // `no` as the answer: "say no." or "say no to it", not "say no issues remain".
+        if (answer.Text() == "no") {
           const Gap rest = ReadGap(text, answer.end);
           const bool ends = rest.end >= text.size() || !IsWordChar(UnitAt(text, rest.end).c);
-          if (answer.Text() == "no" && (ends || ReadWord(text, rest.end).Text() == "to")) {
+          if (ends || ReadWord(text, rest.end).Text() == "to") {
             return VerdictClaim{word.at, answer.end};
           }
         }
         break;
       }
-      if (IsVerdictWord(w) || IsNegativeVerdictWord(w)) break;  // a positive verdict word
-      // `not` ends a first-person statement ("I do not veto"): no claim.
-      const bool connects =
-          IsConnector(w) || OneOf(w, {"decided", "chosen", "all", "strongly", "formally"});
-      if (connectors == kMaxConnectors || !connects || w == "not") break;
+      // A positive verdict word (not a negation's `no`) ends it.
+      if ((IsVerdictWord(w) && !IsNegation(w)) || IsNegativeVerdictWord(w)) break;
+      if (words >= kMaxChainWords) break;
+      size_t resume = after.end;  // where the chain goes on
+      if (!passive && w == "no" &&
+          OneOf(word_at(after.end).Text(), {"choice", "option", "alternative"})) {
+        // "I have no choice but to veto": the idiom joins, it negates nothing.
+        const Word noun = word_at(after.end);
+        const Word but = word_at(ReadGap(text, noun.end).end);
+        if (but.Text() != "but") break;
+        resume = ReadGap(text, but.end).end;
+      } else if (IsNegation(w)) {
+        if (passive) break;  // "The design is not rejected by any REQ"
+        negated = true;
+      } else if (!passive && IsNegatedAuxiliary(w)) {
+        if (!IsNegation(word_at(after.end).Text())) break;  // "I could veto": a possibility
+      } else if (!IsChainWord(w)) {
+        break;
+      }
       be = be || OneOf(w, {"be", "is", "was", "are"});
-      gap.end = ReadGap(text, next.end).end;
+      gap.end = resume;
     }
   }
   return clause;

@@ -298,3 +298,181 @@ TEST_CASE("reply block-only: the reply is the verdict block and white space, not
 }
 
 }  // namespace devflow
+
+namespace devflow {
+namespace {
+
+// Each `before` + an allow block states a veto quoting `said`, nonce on or off, and the same
+// prose before a veto block leaves the veto deciding.
+void CheckVetoesStated(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& nonce : kNonces) {
+    for (const auto& [before, said] : cases) {
+      CAPTURE(before);
+      const std::string reply = before + "\n\n" + Allow(nonce);
+      CHECK_FALSE(ParseLastVerdict(reply, nonce));
+      CHECK(VerdictFaultReason(reply, nonce) ==
+            "the reply states a veto (\"" + said +
+                "\") before its last verdict block, which allows; a reply must give one verdict, "
+                "so it has none");
+      const std::string veto =
+          before + "\n\n```json\n{\"verdict\": \"veto\", \"summary\": " + "\"no\"" +
+          (nonce ? ", \"nonce\": \"" + *nonce + "\"" : std::string()) + "}\n```\n";
+      const auto decided = ParseLastVerdict(veto, nonce);
+      REQUIRE(decided);
+      CHECK_FALSE(decided->allow);
+    }
+  }
+}
+
+// Each `before` + an allow block admits, nonce on or off.
+void CheckAdmitted(const std::vector<std::string>& honest) {
+  for (const auto& nonce : kNonces) {
+    for (const std::string& before : honest) {
+      CAPTURE(before);
+      const auto verdict = ParseLastVerdict(before + "\n\n" + Allow(nonce), nonce);
+      REQUIRE(verdict);
+      CHECK(verdict->allow);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("enclosed letters fold to their letter, so a circled veto states one") {
+  // trial15 (docs/checker-protocol.md listed them as still admitting): circled, parenthesized,
+  // squared and negative circled or squared letters.
+  CheckVetoesStated({
+      {"Verdict: \u24E5\u24D4\u24E3\u24DE", "Verdict: \u24E5\u24D4\u24E3\u24DE"},
+      {"\u24CB\u24D4\u24E1\u24D3\u24D8\u24D2\u24E3: \u24E5\u24D4\u24E3\u24DE",
+       "\u24CB\u24D4\u24E1\u24D3\u24D8\u24D2\u24E3: \u24E5\u24D4\u24E3\u24DE"},
+      {"Verdict: \u24B1\u24A0\u24AF\u24AA", "Verdict: \u24B1\u24A0\u24AF\u24AA"},
+      {"Verdict: \U0001F165\U0001F154\U0001F163\U0001F15E",
+       "Verdict: \U0001F165\U0001F154\U0001F163\U0001F15E"},
+      {"Decision: \U0001F141\U0001F134\U0001F139\U0001F134\U0001F132\U0001F143",
+       "Decision: \U0001F141\U0001F134\U0001F139\U0001F134\U0001F132\U0001F143"},
+      {"I \U0001F185\U0001F174\U0001F183\U0001F17E this card.",
+       "I \U0001F185\U0001F174\U0001F183\U0001F17E"},
+  });
+  // The fold itself (host/lookalike.h): each block's first and last letter, in its case.
+  CHECK(AsciiLookAlike(0x249C) == 'a');
+  CHECK(AsciiLookAlike(0x24B5) == 'z');
+  CHECK(AsciiLookAlike(0x24B6) == 'A');
+  CHECK(AsciiLookAlike(0x24CF) == 'Z');
+  CHECK(AsciiLookAlike(0x24D0) == 'a');
+  CHECK(AsciiLookAlike(0x24E9) == 'z');
+  for (char32_t a : {0x1F110, 0x1F130, 0x1F150, 0x1F170}) {
+    CHECK(AsciiLookAlike(a) == 'A');
+    CHECK(AsciiLookAlike(a + 25) == 'Z');
+  }
+  CHECK(AsciiLookAlike(0x24EA) == 0);   // circled digit zero: not a letter
+  CHECK(AsciiLookAlike(0x1F12A) == 0);  // tortoise shell bracketed S: no
+  CHECK(AsciiLookAlike(0x1F16A) == 0);  // raised MC sign: no
+}
+
+TEST_CASE("the trial15 shapes state a veto before an allow block") {
+  // docs/checker-protocol.md listed each as still admitting under reply: text.
+  CheckVetoesStated({
+      // adverb chains and `and` between subject and verb
+      {"I hereby and formally veto this card.", "I hereby and formally veto"},
+      {"I also have to strongly reject it.", "I also have to strongly reject"},
+      // a reviewer subject and a third-person refusal
+      {"Our review rejects this design.", "review rejects"},
+      {"The checker therefore vetoes the move.", "checker therefore vetoes"},
+      {"This assessment must reject the card.", "assessment must reject"},
+      // review words in the keyword's clause, and a red sign
+      {"Verdict: REVISE AND RESUBMIT", "Verdict: REVISE"},
+      {"Decision: hold", "Decision: hold"},
+      {"Verdict: insufficient.", "Verdict: insufficient"},
+      {"Verdict: would not recommend moving forward", "Verdict: would not recommend"},
+      {"Verdict: \U0001F534", "Verdict: \U0001F534"},
+      {"Verdict: \u26D4", "Verdict: \u26D4"},
+      {"Verdict: \U0001F6AB", "Verdict: \U0001F6AB"},
+      {"Verdict: \U0001F6D1", "Verdict: \U0001F6D1"},
+      // a labelled answer
+      {"Status: \U0001F6D1 REQ-7 is missing.", "Status: \U0001F6D1"},
+      {"**Outcome:** rejected.", "Outcome:** rejected"},
+      {"Result: \u26D4", "Result: \u26D4"},
+      {"Recommendation: do not merge.", "Recommendation: do not merge"},
+      // a negation before a positive verb in the first person
+      {"I cannot approve this.", "I cannot approve"},
+      {"I will not approve it.", "I will not approve"},
+      {"I can't approve this card.", "I can't approve"},
+      {"We won\u2019t merge it.", "We won\u2019t merge"},
+      // longer chains and the idiom
+      {"I have no choice but to veto.", "I have no choice but to veto"},
+      {"I am going to have to reject it.", "I am going to have to reject"},
+      // a refusal's participle starting the sentence
+      {"Vetoed: REQ-7 missing.", "Vetoed"},
+      {"Rejected. The design cites REQ-9.", "Rejected"},
+  });
+}
+
+TEST_CASE("the trial15 rules park these honest replies and leave these misses") {
+  // The price docs/checker-protocol.md lists: honest prose that now parks.
+  for (const auto& nonce : kNonces) {
+    for (const char* before : {
+             "I do not recommend renaming it; the design is sound.",
+             "The gate rejects a torn journal line, as REQ-7 asks.",
+             "Verdict: allow, all cited requirements hold.",
+             "Verdict: allow; revise the naming later.",
+             "We do not merge on Fridays, and this card waits for Monday.",
+             "Blocked: nothing.",
+         }) {
+      CAPTURE(before);
+      CHECK_FALSE(ParseLastVerdict(std::string(before) + "\n\n" + Allow(nonce), nonce));
+    }
+  }
+  // Honest prose that still admits.
+  CheckAdmitted({
+      "I do not approve of the naming, but it is no defect.",
+      "Our review found no defect.",
+      "The review rejects nothing: REQ-1 to REQ-7 are all cited.",
+      "The checker may veto if REQ-7 is missing.",
+      "Status: all tests pass.",
+      "Verdict: allow. All cited requirements hold.",
+      "I could veto on style, but that is not a defect.",
+      "Rejected drafts are kept in the log.",
+      "I have no choice but to approve.",
+      "I do not see a reason to reject it.",
+      "Recommendation: merge.",
+  });
+  // What still admits under reply: text (listed in docs/checker-protocol.md; reply: block-only
+  // closes all of them).
+  CheckAdmitted({
+      "I don't see how we could possibly merge this.", "The team rejects this design.",
+      "I will not be able to approve this.", "This card cannot be approved.", "Verdict: rejcted.",
+      "Verdict: \U0001F1FB\U0001F1EA\U0001F1F9\U0001F1F4",  // regional indicators: two flags
+  });
+}
+
+TEST_CASE("R4: a veto-shaped draft in a ~~~ fence or indented code before an allow block") {
+  // trial14's R4, re-verified: the fence scan does not see a ~~~ or indented block as a block,
+  // but the statement scan reads its text, so a draft veto there states a veto before the
+  // allow; a ``` block inside the ~~~ fence is an earlier claiming block, a valid veto.
+  const std::string draft = "{\"verdict\": \"veto\", \"summary\": \"REQ-7 missing\"}";
+  for (const auto& nonce : kNonces) {
+    const std::string tilde = "Draft:\n~~~json\n" + draft + "\n~~~\n\n" + Allow(nonce);
+    CHECK_FALSE(ParseLastVerdict(tilde, nonce));
+    CHECK(VerdictFaultReason(tilde, nonce) ==
+          "the reply states a veto (\"verdict\\\": \\\"veto\") before its last verdict block, "
+          "which allows; a reply must give one verdict, so it has none");
+    const std::string indented = "Draft:\n\n    " + draft + "\n\n" + Allow(nonce);
+    CHECK_FALSE(ParseLastVerdict(indented, nonce));
+    CHECK(VerdictFaultReason(indented, nonce) == VerdictFaultReason(tilde, nonce));
+    const std::string nested = "Draft:\n~~~\n```json\n" + draft + "\n```\n~~~\n\n" + Allow(nonce);
+    CHECK_FALSE(ParseLastVerdict(nested, nonce));
+    CHECK(VerdictFaultReason(nested, nonce) ==
+          "the reply's verdict blocks disagree: an earlier block vetoes (\"REQ-7 missing\"), the "
+          "last allows; a reply must give one verdict, so it has none");
+    // The contract quoted in a ~~~ fence states no veto: the allow decides.
+    const std::string contract =
+        "The contract:\n~~~json\n{\"verdict\": \"allow\" | \"veto\", \"summary\": \"<one "
+        "line>\"}\n~~~\n\n" +
+        Allow(nonce);
+    const auto verdict = ParseLastVerdict(contract, nonce);
+    REQUIRE(verdict);
+    CHECK(verdict->allow);
+  }
+}
+
+}  // namespace devflow

@@ -1580,13 +1580,9 @@ TEST_CASE("the trial14 statement rules park these honest replies and admit these
     CHECK_FALSE(ParseLastVerdict(std::string(before) + "\n\n" +
                                  Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n"));
   }
-  for (const char* before :
-       {"I hereby and formally veto this card.", "Our review rejects this design.",
-        "Verdict: REVISE AND RESUBMIT", "Verdict: insufficient."}) {
-    CAPTURE(before);
-    CHECK(ParseLastVerdict(std::string(before) + "\n\n" +
-                           Block(R"j({"verdict": "allow", "summary": "ok"})j") + "\n"));
-  }
+  // Its misses ("I hereby and formally veto", "Our review rejects this design", "Verdict:
+  // REVISE AND RESUBMIT", "Verdict: insufficient.") park since trial15:
+  // verdict_shapes_test.cc, "the trial15 shapes state a veto before an allow block".
 }
 
 }  // namespace devflow
