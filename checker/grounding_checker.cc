@@ -166,7 +166,11 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
     return 2;
   }
   const PromptParts& parts = *parsed;
-  out << "grounding checker: card " << parts.card_id << ", edge " << parts.edge << "\n";
+  // The prompt of a `reply: block-only` provider asks for the block alone (checker/prompt.h):
+  // the account of what was grounded then goes to stderr, which the gate keeps in a fault
+  // report's stderr tail and never parses, and stdout holds the verdict block only.
+  std::ostream& prose = parts.block_only ? err : out;
+  prose << "grounding checker: card " << parts.card_id << ", edge " << parts.edge << "\n";
 
   // The claim: the newest input of the claim kind (the later one on equal revisions).
   std::optional<size_t> claim;
@@ -185,7 +189,7 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
     }
     const std::string what = claim_kind.empty() ? std::string("the prompt carries no input")
                                                 : "the prompt carries no " + claim_kind + " input";
-    out << "claim: missing (" << what << ")\n";
+    prose << "claim: missing (" << what << ")\n";
     const std::string summary =
         (claim_kind.empty() ? std::string("the claim artifact is missing")
                             : "the claim artifact " + claim_kind + " is missing") +
@@ -214,12 +218,12 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
   std::string kinds_text;
   for (const std::string& kind : options->kinds)
     kinds_text += (kinds_text.empty() ? "" : ", ") + kind;
-  out << "claim: " << Label(claim_input) << ", " << claim_input.content.size() << " bytes\n"
-      << "evidence: card title and body" << evidence_inputs << "\n"
-      << "kinds: " << kinds_text << "\n"
-      << result.checked << " distinct specific(s) in the claim, " << reasons.size()
-      << " ungrounded\n";
-  for (const std::string& reason : reasons) out << "  - " << reason << "\n";
+  prose << "claim: " << Label(claim_input) << ", " << claim_input.content.size() << " bytes\n"
+        << "evidence: card title and body" << evidence_inputs << "\n"
+        << "kinds: " << kinds_text << "\n"
+        << result.checked << " distinct specific(s) in the claim, " << reasons.size()
+        << " ungrounded\n";
+  for (const std::string& reason : reasons) prose << "  - " << reason << "\n";
 
   if (reasons.empty()) {
     const std::string summary =

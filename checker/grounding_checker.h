@@ -24,7 +24,9 @@ namespace devflow {
 ///   veto  — summary `<n> ungrounded specific(s) in <kind> (rev <n>)`, one finding per token
 ///           `<kind> not in evidence: <token>`; also a veto (fail closed) when the prompt holds
 ///           no input of the claim kind.
-/// A nonce in the prompt's verdict contract is echoed in the block. Returns 0 whenever a
+/// A nonce in the prompt's verdict contract is echoed in the block. When the prompt's contract
+/// asks for the block alone (a `reply: block-only` provider, PromptParts::block_only), the
+/// human account goes to `err` instead and `out` holds the block alone. Returns 0 whenever a
 /// verdict was written; 2 with a one-line message on `err` for bad usage (unknown option or
 /// token kind, malformed --claim-kind) or a stdin that is not an agent-gate prompt.
 int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, std::ostream& out,

@@ -20,6 +20,10 @@ constexpr std::string_view kReadOnlyLine2 =
     "devflow mutation tool or any file-writing tool; your verdict is your only deliverable.";
 constexpr std::string_view kContractLine =
     "End your reply with exactly one fenced JSON block of this shape:";
+// Ours, for a provider that sets `reply: block-only` (docs/providers.md): the gate refuses any
+// text around the block, so the prompt asks for the block alone.
+constexpr std::string_view kBlockOnlyContractLine =
+    "Reply with only one fenced JSON block of this shape, and no text before or after it:";
 constexpr std::string_view kShapeHead =
     R"({ "verdict": "allow" | "veto", "summary": "<one line>", "findings": ["<one item per defect or confirmation>"])";
 
@@ -29,9 +33,10 @@ std::string JsonQuote(std::string_view s) {
 }
 
 // Everything from the blank line before the read-only sentence to the end.
-std::string Trailer(const std::optional<std::string>& nonce) {
+std::string Trailer(const std::optional<std::string>& nonce, bool block_only) {
   std::string out = "\n\n";
-  out.append(kReadOnlyLine).append("\n").append(kReadOnlyLine2).append("\n").append(kContractLine);
+  out.append(kReadOnlyLine).append("\n").append(kReadOnlyLine2).append("\n");
+  out.append(block_only ? kBlockOnlyContractLine : kContractLine);
   if (nonce) {
     out.append(" Include \"nonce\": ").append(JsonQuote(*nonce)).append(" in that block.");
   }
@@ -112,7 +117,7 @@ std::vector<std::string> GateText(const PromptParts& parts) {
     out.push_back(std::move(text));
     text.clear();
   }
-  text.append(Trailer(parts.nonce));
+  text.append(Trailer(parts.nonce, parts.block_only));
   out.push_back(std::move(text));
   return out;
 }
@@ -181,7 +186,8 @@ Result<PromptParts> ParsePrompt(std::string_view prompt) {
   }
   const std::string_view trailer_text = prompt.substr(trailer);
   parts.nonce = NonceOfTrailer(trailer_text);
-  if (trailer_text != Trailer(parts.nonce)) {
+  parts.block_only = trailer_text == Trailer(parts.nonce, true);
+  if (!parts.block_only && trailer_text != Trailer(parts.nonce, false)) {
     return NotAPrompt("the verdict contract after the read-only sentence is not the gate's");
   }
 

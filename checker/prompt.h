@@ -29,6 +29,10 @@ struct PromptParts {
   std::string body;                  // the card body as the store returns it (trimmed)
   std::vector<PromptInput> inputs;   // configured order
   std::optional<std::string> nonce;  // verdictNonce (issue 4); absent → no nonce sentence
+  /// The provider sets `reply: block-only` (config/config.h): the contract sentence asks for
+  /// the block alone (kBlockOnlyContract in prompt.cc) instead of upstream's "End your reply
+  /// with exactly one fenced JSON block of this shape:", which stays byte-identical otherwise.
+  bool block_only = false;
 };
 
 /// The prompt as the pieces the checker's stdin is written from, in order, never joined: the
@@ -74,7 +78,8 @@ class PromptPieces {
 ///   for each input: (blank) `--- artifact <kind> (rev <rev>) ---` (blank) <content>
 ///   (blank)
 ///   <read-only sentences, containing "You are a read-only checker">
-///   <verdict contract sentence>
+///   <verdict contract sentence> (upstream's; under `block_only`: "Reply with only one fenced
+///   JSON block of this shape, and no text before or after it:")
 ///   (blank)
 ///   ```json
 ///   {"verdict": "allow" | "veto", "summary": "<one line>", "findings": ["<finding>", ...]}
@@ -86,8 +91,8 @@ std::string AssemblePrompt(const PromptParts& parts);
 PromptPieces AssemblePromptPieces(PromptParts&& parts);
 
 /// Inverse of AssemblePrompt for a prompt it produced (instruction, card id, edge, title, body,
-/// inputs). Fails with code "usage" and a message naming what is missing when the text is not
-/// an agent-gate prompt.
+/// inputs, nonce, block_only). Fails with code "usage" and a message naming what is missing when
+/// the text is not an agent-gate prompt.
 Result<PromptParts> ParsePrompt(std::string_view prompt);
 
 /// The inputs manifest the gate hands a checker out of band (env DEVFLOW_GATE_INPUTS):

@@ -83,8 +83,10 @@ std::string JudgedInputs(const Collected& collected) {
 
 // Takes the inputs' contents out of `collected` (the prompt is their one copy; issue 11).
 PromptParts MakePrompt(const Card& card, const AgentEdgeConfig& edge, Collected& collected,
-                       std::optional<std::string> nonce) {
+                       std::optional<std::string> nonce, const ProviderConfig* provider) {
   PromptParts parts;
+  // `reply: block-only`: the contract sentence asks for the block alone (checker/prompt.h).
+  parts.block_only = provider != nullptr && provider->reply_block_only;
   parts.instruction = edge.prompt;
   parts.card_id = card.id;
   parts.edge = edge.edge.Name();
@@ -341,7 +343,8 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   CheckRequest request;
   request.provider = configured->provider;
   request.inputs_manifest = InputManifest(collected->inputs);  // before the prompt takes them
-  request.prompt = AssemblePromptPieces(MakePrompt(*card, *configured, *collected, nonce));
+  request.prompt = AssemblePromptPieces(
+      MakePrompt(*card, *configured, *collected, nonce, checker_.Provider(configured->provider)));
   request.timeout_ms = config_.check_timeout_ms;
   request.max_reply_bytes = config_.max_reply_bytes;
   request.card_id = card->id;
@@ -519,7 +522,8 @@ std::string AgentGate::Explain(const Attempt& attempt) {
   }
   std::optional<std::string> nonce;
   if (configured->verdict_nonce) nonce = kNoncePlaceholder;
-  const std::string prompt = AssemblePrompt(MakePrompt(*card, *configured, *collected, nonce));
+  const std::string prompt = AssemblePrompt(
+      MakePrompt(*card, *configured, *collected, nonce, checker_.Provider(configured->provider)));
   out += "prompt that would be sent (" + std::to_string(prompt.size()) + " bytes" +
          (nonce ? ", with a fresh nonce in place of the placeholder" : "") + "):\n";
   out += "----- prompt begin -----\n" + prompt + "\n----- prompt end -----";

@@ -107,6 +107,45 @@ TEST_CASE("the prompt for one card is upstream's bytes, whole") {
 }
 
 TEST_CASE(
+    "under reply: block-only the contract sentence asks for the block alone, and reads back") {
+  // trial15: the prompt of a block-only provider asks for what the gate then accepts; under
+  // reply: text the sentence stays upstream's, byte for byte (the test above).
+  for (const bool nonce : {false, true}) {
+    CAPTURE(nonce);
+    Rig rig;
+    ProviderConfig strict;
+    strict.name = "checker";
+    strict.command = {"/bin/true"};
+    strict.reply_block_only = true;
+    rig.scripted.definition = strict;
+    if (nonce) rig.config.edges[0].verdict_nonce = true;
+    const std::string id = "0301-prompt";
+    WriteCard(rig.root, id, {{"prd", "PRD CONTENT LINE\n"}, {"design", "DESIGN CONTENT LINE\n"}});
+    rig.scripted.Reply("```json\n{\"verdict\": \"veto\", \"summary\": \"no\"}\n```\n");
+    rig.Move(id);
+    REQUIRE(rig.scripted.requests.size() == 1);
+    const std::string prompt = rig.scripted.requests[0].prompt.Joined();
+    CHECK(prompt.find("End your reply with exactly one fenced JSON block") == std::string::npos);
+    const std::string asks =
+        "your verdict is your only deliverable.\n"
+        "Reply with only one fenced JSON block of this shape, and no text before or after it:";
+    CHECK(prompt.find(asks + (nonce ? " Include \"nonce\": " : "\n\n```json\n")) !=
+          std::string::npos);
+    // The built-in checker's parse reads it back, the flag with it.
+    Result<PromptParts> parsed = ParsePrompt(prompt);
+    REQUIRE(parsed.ok());
+    CHECK(parsed->block_only);
+    CHECK(parsed->nonce.has_value() == nonce);
+    CHECK(AssemblePrompt(*parsed) == prompt);
+    // And upstream's sentence reads back as text.
+    parsed->block_only = false;
+    Result<PromptParts> upstream = ParsePrompt(AssemblePrompt(*parsed));
+    REQUIRE(upstream.ok());
+    CHECK_FALSE(upstream->block_only);
+  }
+}
+
+TEST_CASE(
     "prompt.spec 2: skips an input kind with no registration instead of vetoing for it — "
     "presence is the mechanical gate's job") {
   Rig rig;

@@ -228,3 +228,34 @@ TEST_CASE("--help prints usage and exits 0") {
 }
 
 }  // namespace devflow
+
+namespace devflow {
+
+TEST_CASE("under a block-only prompt the grounding checker's stdout is the verdict block alone") {
+  // trial15: the quickstart's grounding provider sets reply: block-only; the checker reads the
+  // flag back from the prompt's contract sentence and puts its account on stderr.
+  for (const bool grounded : {true, false}) {
+    CAPTURE(grounded);
+    PromptParts parts =
+        Card({{"prd", 3, "REQ-7, see https://example.com/prd\n"},
+              {"design", 4, grounded ? "Meets REQ-7 by 2026-10-01.\n" : "Meets REQ-9.\n"}});
+    const std::string text_prompt = AssemblePrompt(parts);
+    parts.block_only = true;
+    const std::string strict_prompt = AssemblePrompt(parts);
+    const Run strict = RunChecker({"--claim-kind", "design"}, strict_prompt);
+    REQUIRE(strict.code == 0);
+    const auto verdict = ParseLastVerdict(strict.out, std::nullopt, ReplyRule::kBlockOnly);
+    INFO(VerdictFaultReason(strict.out, std::nullopt, ReplyRule::kBlockOnly));
+    REQUIRE(verdict);
+    CHECK(verdict->allow == grounded);
+    CHECK(strict.err.rfind("grounding checker: card 0007-ground, edge designing->ready\n", 0) == 0);
+    // Under reply: text the account stays on stdout, before the block, as before.
+    const Run text = RunChecker({"--claim-kind", "design"}, text_prompt);
+    CHECK(text.err.empty());
+    CHECK(text.out.substr(0, strict.err.size()) == strict.err);
+    CHECK(text.out.substr(strict.err.size()) == strict.out);
+    CHECK_FALSE(ParseLastVerdict(text.out, std::nullopt, ReplyRule::kBlockOnly));
+  }
+}
+
+}  // namespace devflow
