@@ -18,6 +18,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -229,22 +230,37 @@ std::string EnvIdentity(const ProviderConfig& provider) {
 
 namespace {
 
+// Every member of ProviderConfig but its name, by reference, in declaration order: what the
+// identity covers (ComputeCheckerIdentity hashes them, IdentityInputs::Same compares them).
+// The structured binding names every member, so a member added to ProviderConfig stops the
+// build here ("only N names provided" / "type ... decomposes into M elements") until it is
+// added to the binding, and so to both users, or deliberately left out like `name` (issue 7
+// item 5: a size assert missed a bool that fit in padding).
+auto IdentityFields(const ProviderConfig& provider) {
+  const auto& [name, builtin, args, command, env, network, sandbox_off, reply_block_only, read] =
+      provider;
+  static_cast<void>(name);  // the same definition under another name is the same checker
+  return std::tie(builtin, args, command, env, network, sandbox_off, reply_block_only, read);
+}
+
 std::string ComputeCheckerIdentity(const ProviderConfig* provider, bool verdict_nonce,
                                    const std::vector<std::pair<std::string, std::string>>& files,
                                    const std::string& env_sha256) {
   ordered_json j = ordered_json::object();
   if (provider) {
+    const auto& [builtin, args, command, env, network, sandbox_off, reply_block_only, read] =
+        IdentityFields(*provider);
     ordered_json p = ordered_json::object();
-    p["builtin"] = provider->builtin ? ordered_json(*provider->builtin) : ordered_json(nullptr);
-    p["args"] = provider->args;
-    p["command"] = provider->command;
-    p["env"] = provider->env;
-    p["network"] = provider->network;
-    p["sandbox"] = provider->sandbox_off ? "off" : "on";
+    p["builtin"] = builtin ? ordered_json(*builtin) : ordered_json(nullptr);
+    p["args"] = args;
+    p["command"] = command;
+    p["env"] = env;
+    p["network"] = network;
+    p["sandbox"] = sandbox_off ? "off" : "on";
     // Only when set: an identity without `read:` stays the one a cache already holds.
-    if (!provider->read.empty()) p["read"] = provider->read;
+    if (!read.empty()) p["read"] = read;
     // Likewise: only `reply: block-only` adds a field (another reply rule, another checker).
-    if (provider->reply_block_only) p["reply"] = "block-only";
+    if (reply_block_only) p["reply"] = "block-only";
     if (!files.empty()) {
       ordered_json list = ordered_json::array();
       for (const auto& [path, identity] : files) list.push_back({path, identity});
@@ -261,10 +277,8 @@ std::string ComputeCheckerIdentity(const ProviderConfig* provider, bool verdict_
 }
 
 // Everything ComputeCheckerIdentity reads, as values: two equal inputs give one identity.
-// A field added to ProviderConfig must be added to Same (or the memo would answer for a
-// definition it did not hash): this size changes then and stops the build.
-static_assert(sizeof(ProviderConfig) == 176,
-              "ProviderConfig changed: compare the new field in IdentityInputs::Same");
+// Same compares IdentityFields, the fields the identity hashes, so the memo can never answer
+// for a definition it did not hash (a new ProviderConfig member stops the build there).
 struct IdentityInputs {
   bool has_provider = false;
   ProviderConfig provider;  // name blank: the identity does not cover it
@@ -280,10 +294,7 @@ struct IdentityInputs {
       return false;
     }
     if (!p) return true;
-    const ProviderConfig& a = provider;
-    return a.builtin == p->builtin && a.args == p->args && a.command == p->command &&
-           a.env == p->env && a.network == p->network && a.sandbox_off == p->sandbox_off &&
-           a.read == p->read && a.reply_block_only == p->reply_block_only;
+    return IdentityFields(provider) == IdentityFields(*p);
   }
 };
 
