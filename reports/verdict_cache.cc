@@ -517,16 +517,12 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
   // The filename-hash collision guard: the stored key, re-serialised in its stored order,
   // must equal the computed one; a reordered, extra or missing field is a silent miss.
   if (!decoded->key_compact || *decoded->key_compact != compact) return std::nullopt;
-  // The verdict belongs to the checker that gave it: another provider definition, another
-  // verdictNonce setting, or a record without the field (upstream's, or ours before it) is a
-  // silent miss, and the checker runs again.
-  if (checker.empty() || !decoded->checker_sha256 || *decoded->checker_sha256 != checker) {
-    return std::nullopt;
-  }
   // The verdict belongs to the contents it judged: `kind:rev` names a registration, and the
   // file behind it can be edited in place (the producer can write it). A record without the
   // field (upstream's, or ours before it) is a silent miss; other contents are a miss the
-  // operator is told of.
+  // operator is told of, whatever checker gave the record: checked before the checker, so
+  // an edit in place is never hidden behind a checker identity that changed too (a stat
+  // identity moves with the program's ctime; trial15: the warning went missing 1 run in 150).
   if (!decoded->inputs_sha256) return std::nullopt;
   if (*decoded->inputs_sha256 != inputs) {
     std::string labels;
@@ -535,6 +531,12 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
                   " judged other contents of [" + labels +
                   "] (an input was changed in place, without a new registration); treating it "
                   "as a miss");
+    return std::nullopt;
+  }
+  // The verdict belongs to the checker that gave it: another provider definition, another
+  // verdictNonce setting, or a record without the field (upstream's, or ours before it) is a
+  // silent miss, and the checker runs again.
+  if (checker.empty() || !decoded->checker_sha256 || *decoded->checker_sha256 != checker) {
     return std::nullopt;
   }
 

@@ -149,11 +149,13 @@ class VerdictCache {
   /// `devflow-agent-gate: could not read the verdict cache at <file>: <error>` + miss; invalid →
   /// `devflow-agent-gate: the verdict cache at <file> is corrupt; treating it as a miss` + miss;
   /// stored key (re-serialised compactly in its stored order) ≠ computed key → silent miss;
-  /// `checkerSha256` absent, not a string or ≠ `checker` (another provider definition or nonce
-  /// setting, or an upstream record) → silent miss; `inputsSha256` absent or not a string → silent
-  /// miss; ≠ `inputs` (an input's bytes changed under the same `kind:rev`) → warning
-  /// `devflow-agent-gate: the verdict cache at <file> judged other contents of [<labels>] (an input
-  /// was changed in place, without a new registration); treating it as a miss` + miss. A veto whose
+  /// `inputsSha256` absent or not a string → silent miss; ≠ `inputs` (an input's bytes changed
+  /// under the same `kind:rev`) → warning `devflow-agent-gate: the verdict cache at <file> judged
+  /// other contents of [<labels>] (an input was changed in place, without a new registration);
+  /// treating it as a miss` + miss, whatever `checkerSha256` says (checked first, so a checker
+  /// identity that changed too never hides the edit); `checkerSha256` absent, not a string or ≠
+  /// `checker` (another provider definition or nonce setting, or an upstream record) → silent
+  /// miss. A veto whose
   /// report is not a regular file any more → warning `devflow-agent-gate: the cached veto at <file>
   /// names the report <path>, which is gone; treating it as a miss`
   /// (`…, which is not a regular file; …`, `…, which cannot be checked: <error>; …`) + miss (issue

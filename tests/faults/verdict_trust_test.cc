@@ -239,19 +239,38 @@ TEST_CASE("trust: a checker program that cannot be read is never a cache hit") {
   CHECK(test::Slurp(file) == cached);  // nothing written over the record either
 }
 
-TEST_CASE("trust: a cached allow is not reused for an input edited in place under its kind:rev") {
-  // The producer can write the registered artifact file: editing design:4 in place keeps the
-  // cache key (kind:rev), but the verdict judged other bytes, so the checker decides again.
-  Workspace ws("");
+// The checker of the edited-in-place tests: vetoes a design that cites REQ-9, else allows. Run as
+// its own program (a `#!/bin/sh` script, hashed by its bytes), not as [/bin/sh, judge.sh]: the
+// identity of a program over 64 KiB is its stat, ctime included, and the ctime of the system's
+// /usr/bin/dash moved under the suite (trial15: every file of /usr/bin got one ctime at once),
+// which turned the cached hit below into a silent miss 1 run in 150.
+std::string EditJudge(const Workspace& ws, const std::string& tail = "") {
   const std::string checker = ws / "judge.sh";
   test::Spit(checker,
+             "#!/bin/sh\n"
              "if [ \"$(grep -c 'cites REQ-9')\" -gt 0 ]; then\n"
              "  printf '```json\\n{\"verdict\": \"veto\", \"summary\": \"design cites REQ-9\"}"
              "\\n```\\n'\n"
              "else\n"
              "  printf '```json\\n{\"verdict\": \"allow\", \"summary\": \"ok\"}\\n```\\n'\n"
-             "fi\n");
-  Configure(ws, checker);
+             "fi\n" +
+                 tail);
+  fs::permissions(checker, fs::perms::owner_all);
+  return checker;
+}
+
+void ConfigureProgram(Workspace& ws, const std::string& program) {
+  GateYaml yaml;
+  yaml.command = {program};
+  yaml.cache_dir = kCacheDir;
+  ws.WriteConfig(yaml.Text());
+}
+
+TEST_CASE("trust: a cached allow is not reused for an input edited in place under its kind:rev") {
+  // The producer can write the registered artifact file: editing design:4 in place keeps the
+  // cache key (kind:rev), but the verdict judged other bytes, so the checker decides again.
+  Workspace ws("");
+  ConfigureProgram(ws, EditJudge(ws));
   ws.CardInDesigning();
   LambdaReset reset(ws);
   auto first = ws.Gate({"move", kCard, "ready"});
@@ -285,6 +304,30 @@ TEST_CASE("trust: a cached allow is not reused for an input edited in place unde
   CHECK(replaced["verdict"] == "veto");
   CHECK(replaced["inputsSha256"] == InputsIdOf(ws));
   CHECK(replaced["inputsSha256"] != record["inputsSha256"]);
+}
+
+TEST_CASE("trust: an input edited in place is warned of when the checker changed too") {
+  // trial15: the record's checker identity was compared first, and a mismatch was a silent
+  // miss, so an input edited in place while the checker's identity also moved (a rewritten
+  // script, or a stat identity whose ctime moved) went untold.
+  Workspace ws("");
+  ConfigureProgram(ws, EditJudge(ws));
+  ws.CardInDesigning();
+  LambdaReset reset(ws);
+  REQUIRE(ws.Gate({"move", kCard, "ready"}).exit_code == 0);
+  const std::string file = CacheFile(ws, ws / kCacheDir);
+  reset();
+  EditJudge(ws, "# rewritten\n");  // another checker identity
+  test::Spit(ws.card_dir() + "/artifacts/4-design.md",
+             "# Design\n\nThe export cites REQ-9 for its format.\n");
+  auto edited = ws.Gate({"move", kCard, "ready"});
+  INFO("edited: " << edited.out << edited.err);
+  CHECK(edited.exit_code == 1);
+  CHECK(edited.out == Vetoed("design cites REQ-9", ReportPath(ws)));
+  CHECK(edited.err == "devflow-agent-gate: the verdict cache at " + file +
+                          " judged other contents of [design:4, prd:3] (an input was changed in "
+                          "place, without a new registration); treating it as a miss\n");
+  RequireUnmoved(ws);
 }
 
 TEST_CASE("trust: a verdict cached with verdictNonce off is not reused once it is on") {
