@@ -185,14 +185,17 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("fault: a verdict inside a text fence is accepted: the info string is ignored") {
+TEST_CASE("fault: a verdict inside a text fence fails closed: its info string must be json") {
+  // Upstream ignores the info string; the deciding block's is `json` or nothing here
+  // (trial15 A1, docs/decisions.md).
   Workspace ws("");
   Prepare(ws, {Fixture("faults/text_fence.sh")});
   auto r = ws.Gate({"move", kCard, "ready"});
-  INFO("stderr: " << r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(r.out == CommittedOut("fenced as text"));
-  RequireCommitted(ws, "fenced as text");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("could not run: the checker replied without a parsable verdict block: the "
+                   "last verdict block opens with \"```text\"") != std::string::npos);
+  RequireParked(ws, "the checker replied without a parsable verdict block");
 }
 
 TEST_CASE("fault: a reply with CRLF line ends is parsed like LF, allow and veto alike") {
