@@ -1220,18 +1220,6 @@ std::vector<std::string> ConfigWarnings(const GateConfig& config) {
       }
     }
   }
-  // trial15: under `reply: text` (the default) the prose before the block is read by word
-  // lists, which no list makes complete; `reply: block-only` is the closed form. A builtin
-  // prints the block alone and never states a veto in prose.
-  for (const ProviderConfig& provider : config.providers) {
-    if (provider.builtin || provider.reply_block_only) continue;
-    out.push_back("providers." + provider.name +
-                  " (a command) reads its reply with `reply: text` (the default): the prose "
-                  "before the verdict block is read by word lists, which cannot be complete, so "
-                  "a veto worded past them leaves an allow block deciding; set `reply: "
-                  "block-only` (the reply is the verdict block alone, the closed form) if the "
-                  "checker can print the block alone (docs/providers.md)");
-  }
   return out;
 }
 

@@ -141,9 +141,7 @@ Result<GateConfig> LoadConfigText(const std::string& text, const std::string& fi
 /// that is never a legal move, or one whose provider is a command (not a builtin) while its
 /// `verdictNonce` is off (an echoed verdict block from the artifacts would decide), and, when a
 /// devflow-artifact-gate is configured, each agent input kind none of its `kinds:` defines
-/// (trial12 k19: a misspelt kind is skipped at check time), and each command provider that
-/// keeps `reply: text` (its prose is read by word lists; `reply: block-only` is the closed
-/// form; trial15). (An edge naming
+/// (trial12 k19: a misspelt kind is skipped at check time). (An edge naming
 /// a provider no `providers` entry defines is not a load error either, but `config check` reports
 /// it as an error: host/cli/config_check.h.)
 std::vector<std::string> ConfigWarnings(const GateConfig& config);

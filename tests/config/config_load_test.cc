@@ -284,10 +284,7 @@ plugins:
 )");
   CHECK(c.FindProvider("claude") == nullptr);
   CHECK(ConfigWarnings(c).empty());  // an error of config check: tests/e2e/config_check_test.cc
-  // kFull's only finding: its command provider keeps reply: text (the next test but one).
-  const std::vector<std::string> full = ConfigWarnings(Loaded(kFull));
-  REQUIRE(full.size() == 1);
-  CHECK(full[0].rfind("providers.claude (a command) reads its reply with `reply: text`", 0) == 0);
+  CHECK(ConfigWarnings(Loaded(kFull)).empty());
 }
 
 TEST_CASE("config check warns about a command provider's edge with verdictNonce off") {
@@ -316,32 +313,6 @@ plugins:
   CHECK(
       ConfigWarnings(Loaded(head + "        designing->ready: {provider: grounding, prompt: p}\n"))
           .empty());
-}
-
-TEST_CASE("config check notes a command provider that keeps reply: text") {
-  // trial15: under reply: text the prose before the block is read by word lists; block-only is
-  // the closed form. A builtin prints the block alone, and is not noted.
-  const std::string edges = R"(plugins:
-  - id: devflow-agent-gate
-    config:
-      edges:
-        designing->ready: {provider: claude, prompt: p, verdictNonce: true}
-)";
-  const std::string note =
-      "providers.claude (a command) reads its reply with `reply: text` (the default): the prose "
-      "before the verdict block is read by word lists, which cannot be complete, so a veto "
-      "worded past them leaves an allow block deciding; set `reply: block-only` (the reply is "
-      "the verdict block alone, the closed form) if the checker can print the block alone "
-      "(docs/providers.md)";
-  CHECK(ConfigWarnings(Loaded("providers:\n  claude: {command: [claude, -p]}\n" + edges)) ==
-        std::vector<std::string>{note});
-  CHECK(ConfigWarnings(Loaded("providers:\n  claude: {command: [claude, -p], reply: text}\n" +
-                              edges)) == std::vector<std::string>{note});
-  CHECK(ConfigWarnings(Loaded("providers:\n  claude: {command: [claude, -p], reply: "
-                              "block-only}\n" +
-                              edges))
-            .empty());
-  CHECK(ConfigWarnings(Loaded("providers:\n  claude: {builtin: grounding}\n" + edges)).empty());
 }
 
 // trial12 k19: `inputs: [prd, desing]` loaded and `config check` said ok; the move then ran the
