@@ -364,8 +364,9 @@ TEST_CASE("enclosed letters fold to their letter, so a circled veto states one")
     CHECK(AsciiLookAlike(a) == 'A');
     CHECK(AsciiLookAlike(a + 25) == 'Z');
   }
-  CHECK(AsciiLookAlike(0x24EA) == 0);   // circled digit zero: not a letter
-  CHECK(AsciiLookAlike(0x1F12A) == 0);  // tortoise shell bracketed S: no
+  // Regional indicators are A-Z in the fold (fold15, host/lookalike.h rule 1): `Verdict: 🇻🇪🇹🇴`
+  // states a veto.
+  CHECK(AsciiLookAlike(0x1F1FB) == 'V');
   CHECK(AsciiLookAlike(0x1F16A) == 0);  // raised MC sign: no
 }
 
@@ -441,7 +442,6 @@ TEST_CASE("the trial15 rules park these honest replies and leave these misses") 
   CheckAdmitted({
       "I don't see how we could possibly merge this.", "The team rejects this design.",
       "I will not be able to approve this.", "This card cannot be approved.", "Verdict: rejcted.",
-      "Verdict: \U0001F1FB\U0001F1EA\U0001F1F9\U0001F1F4",  // regional indicators: two flags
   });
 }
 
