@@ -67,9 +67,10 @@ def serve(config_file, *extra):
             port = json.loads(line)["port"]
         if '"msg":"ready"' in line:
             break
-    # Keep draining the log so the server never blocks on a full pipe.
+    # Keep draining the log so the server never blocks on a full pipe (into BENCH_LOG when set).
     import threading
-    threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
+    sink = open(os.environ["BENCH_LOG"], "a") if os.environ.get("BENCH_LOG") else None
+    threading.Thread(target=lambda: [sink.write(l) if sink else None for l in p.stderr], daemon=True).start()
     return p, port
 
 
@@ -201,15 +202,22 @@ if SLOW > 0:
     conn.close()
     _, _, fds_before = proc_status(srv.pid)
 
+    # Every caller is counted: an answer's status, or 0 for a connection closed (or reset)
+    # without an HTTP answer, which is reported, not a crash.
     async def one(cid):
-        r, w = await asyncio.open_connection("127.0.0.1", port)
-        body = attempt(cid).encode()
-        w.write(b"POST /v1/admit HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        await w.drain()
-        raw = await r.read()
-        w.close()
+        try:
+            r, w = await asyncio.open_connection("127.0.0.1", port)
+            body = attempt(cid).encode()
+            w.write(b"POST /v1/admit HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            await w.drain()
+            raw = await r.read()
+            w.close()
+        except OSError as e:
+            return 0, str(e).encode()
         head, _, payload = raw.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 ") or not head[9:12].isdigit():
+            return 0, raw
         return int(head[9:12]), payload
 
     async def all_of():
@@ -220,7 +228,17 @@ if SLOW > 0:
     slow_s = time.perf_counter() - t
     allowed = sum(1 for st, p in answers if st == 200 and json.loads(p).get("allowed") is True)
     faulted = sum(1 for st, p in answers if st == 200 and "park" in json.loads(p))
-    statuses = sorted({st for st, _ in answers})
+    statuses = {}
+    for st, p in answers:
+        statuses[st] = statuses.get(st, 0) + 1
+    refusals = {}  # the error of each non-200 answer, by count
+    for st, p in answers:
+        if st != 200:
+            try:
+                why = json.loads(p).get("error", "")[:100] if st else "unanswered"
+            except ValueError:
+                why = "unparsable answer"
+            refusals[(st, why)] = refusals.get((st, why), 0) + 1
     # The last answer is written before its connection closes: wait (bounded) for the server's
     # side of the connections to go.
     for _ in range(100):
@@ -228,7 +246,7 @@ if SLOW > 0:
         if fds_after <= fds_before:
             break
         time.sleep(0.05)
-    slow = (SLOW, allowed, faulted, statuses, slow_s, fds_before, fds_after, hwm)
+    slow = (SLOW, allowed, faulted, statuses, slow_s, fds_before, fds_after, hwm, refusals)
     srv.terminate(); srv.wait()
 
 med_bare, med_miss = statistics.median(bare), statistics.median(miss)
@@ -254,10 +272,13 @@ if flat:
           f"fds {flat[0][2]} -> {flat[-1][2]} (after {flat[0][0]} and after {flat[-1][0]} requests; "
           f"RSS samples {', '.join(f'{r / 1024:.1f}' for _, r, _ in flat)})")
 if slow:
-    n, allowed, faulted, statuses, secs, fb, fa, hwm = slow
+    n, allowed, faulted, statuses, secs, fb, fa, hwm, refusals = slow
+    shown = ", ".join(f"{st or 'unanswered'}: {c}" for st, c in sorted(statuses.items()))
     print(f"slow checks (1 s each) {n} concurrent, --max-checks 64: {allowed} allowed, {faulted} faulted, "
-          f"statuses {statuses}, {secs:.1f} s (floor {n / 64:.1f} s); fds {fb} -> {fa}; peak RSS {hwm / 1024:.1f} MiB "
-          f"(target <= 100 MiB)")
+          f"{statuses.get(0, 0)} unanswered; statuses {{{shown}}}, {secs:.1f} s (floor {n / 64:.1f} s); "
+          f"fds {fb} -> {fa}; peak RSS {hwm / 1024:.1f} MiB (target <= 100 MiB)")
+    for (st, why), c in sorted(refusals.items(), key=lambda kv: -kv[1]):
+        print(f"  {c} x {st or 'unanswered'} {why}")
 if os.environ.get("BENCH_KEEP"):
     print(f"workspace kept: {ws}")
 else:
