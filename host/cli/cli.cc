@@ -670,7 +670,7 @@ static int RunCliUnguarded(int argc, char** argv) {
     serve->add_option("--listen", so.listen, "unix:PATH or 127.0.0.1:PORT (repeatable)")
         ->required();
     serve->add_option("--max-checks", so.max_checks, "attempts decided at once (default 8)");
-    serve->add_option("--max-queue", so.max_queue, "attempts waiting beyond those (default 256)");
+    serve->add_option("--max-queue", so.max_queue, "attempts waiting beyond those (default 1024)");
     serve->add_option("--drain-timeout-ms", so.drain_timeout_ms,
                       "on SIGTERM, how long attempts in flight may finish (default 30000)");
     serve->add_option("--socket-mode", socket_mode, "mode of unix sockets, octal (default 0600)");
@@ -687,7 +687,7 @@ static int RunCliUnguarded(int argc, char** argv) {
                       "a request must arrive within this (default 10000)");
     serve->add_option("--idle-timeout-ms", so.idle_timeout_ms,
                       "idle keep-alive connections close after this (default 60000)");
-    serve->add_option("--max-connections", so.max_connections, "open connections (default 1024)");
+    serve->add_option("--max-connections", so.max_connections, "open connections (default 4096)");
     serve->callback([&] {
       char* end = nullptr;
       long mode = std::strtol(socket_mode.c_str(), &end, 8);

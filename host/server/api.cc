@@ -360,9 +360,10 @@ std::optional<MovesBody> ParseMovesBody(std::string_view body, BodyError& error)
   return out;
 }
 
-std::string ErrorJson(const BodyError& error) {
+std::string ErrorJson(const BodyError& error, const std::string& code) {
   std::string out = "{\"error\":" + JsonString(error.message);
   if (!error.field.empty()) out += ",\"field\":" + JsonString(error.field);
+  if (!code.empty()) out += ",\"code\":" + JsonString(code);
   return out + "}";
 }
 

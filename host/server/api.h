@@ -54,8 +54,9 @@ std::optional<MovesBody> ParseMovesBody(std::string_view body, BodyError& error)
 /// `--by`'s text form: human[:name], agent[:session], command[:name].
 std::optional<Actor> ParseActorText(const std::string& text);
 
-/// {"error": message, "field": field} (field omitted when empty).
-std::string ErrorJson(const BodyError& error);
+/// {"error": message, "field": field, "code": code} (field and code omitted when empty);
+/// `code` is a machine-readable reason, e.g. a refused connection's `connection-cap`.
+std::string ErrorJson(const BodyError& error, const std::string& code = "");
 
 /// One JSON log line (without newline) from ordered key/value text pairs; values that are
 /// numbers are given as `number` true.

@@ -183,7 +183,7 @@ std::string ServerMetrics::Render() const {
   Header(out, "devflow_gate_connections", "gauge", "open client connections");
   out += "devflow_gate_connections " + std::to_string(connections_) + "\n";
   Header(out, "devflow_gate_connections_refused_total", "counter",
-         "connections closed at accept, by reason");
+         "connections refused at accept (answered 403 or 503), by reason");
   for (const auto& [k, v] : refused_) {
     out += "devflow_gate_connections_refused_total{reason=\"" + Escape(k) + "\"} " +
            std::to_string(v) + "\n";

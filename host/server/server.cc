@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -118,8 +119,8 @@ Reply ErrorReply(int status, const std::string& field, const std::string& messag
   return JsonReply(status, ErrorJson(BodyError{field, message}));
 }
 
-Reply Busy(const std::string& why) {
-  Reply r = ErrorReply(503, "", why);
+Reply Busy(const std::string& why, const std::string& code = "") {
+  Reply r = JsonReply(503, ErrorJson(BodyError{"", why}, code));
   r.headers.emplace_back("Retry-After", "1");
   return r;
 }
@@ -240,8 +241,9 @@ constexpr size_t kAttemptStackBytes = 8 << 20;
 // the io_context at exit).
 struct Shared {
   ServerMetrics metrics;
-  int open = 0;    // connections open now
-  int writes = 0;  // answers being written now
+  int open = 0;      // connections open now (under --max-connections)
+  int refusing = 0;  // connections past the cap whose 503 is being written or lingers
+  int writes = 0;    // answers being written now
   // Called when an answer has been written: a drain stops once nothing runs or is written.
   std::function<void()> written;
 };
@@ -250,22 +252,36 @@ struct Shared {
 // through the peer screen, a refusal's answer and every request of a kept-alive connection.
 // Taken before any screen runs, so connections being screened count, and a flood of
 // connects past the cap costs one accept and close each, never a screen.
+// A connection refused past the cap holds a place of its own (`over_cap`), counted in
+// Shared::refusing, while its 503 is written and the connection lingers (at most
+// kRefusalsLingering of them; more are closed after a plain send).
 class ConnectionSlot {
  public:
-  explicit ConnectionSlot(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {
+  explicit ConnectionSlot(std::shared_ptr<Shared> shared, bool over_cap = false)
+      : shared_(std::move(shared)), over_cap_(over_cap) {
+    if (over_cap_) {
+      ++shared_->refusing;
+      return;
+    }
     ++shared_->open;
     shared_->metrics.SetConnections(shared_->open);
   }
-  ConnectionSlot(ConnectionSlot&& other) noexcept : shared_(std::move(other.shared_)) {}
+  ConnectionSlot(ConnectionSlot&& other) noexcept
+      : shared_(std::move(other.shared_)), over_cap_(other.over_cap_) {}
   ConnectionSlot& operator=(ConnectionSlot&&) = delete;
   ~ConnectionSlot() {
     if (!shared_) return;
+    if (over_cap_) {
+      --shared_->refusing;
+      return;
+    }
     --shared_->open;
     shared_->metrics.SetConnections(shared_->open);
   }
 
  private:
   std::shared_ptr<Shared> shared_;
+  bool over_cap_ = false;
 };
 
 struct PeerInfo {
@@ -942,11 +958,18 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   void Start() { Read(core_.options().read_timeout_ms); }
 
   // A peer refused at accept gets one answer when its first request's headers are in, and the
-  // connection closes (LingerClose: its body, if any, is never read).
-  void Refuse(int status, const std::string& message) {
-    refusal_ = ErrorReply(status, "", message);
+  // connection closes (LingerClose: its body, if any, is never read). `code` is the refusal's
+  // metric reason, also in the body.
+  void Refuse(int status, const std::string& message, const std::string& code) {
+    refusal_ = JsonReply(status, ErrorJson(BodyError{"", message}, code));
     Start();
   }
+
+  // A connection refused before any request is read (past --max-connections, or screened
+  // after a drain began): `reply` is written at once (the socket's send buffer is empty, so
+  // the write completes without waiting for the peer), then the connection lingers as after
+  // any refusal (LingerClose), so the peer reads the answer rather than a reset.
+  void RefuseNow(Reply reply) { Write(std::move(reply), false, /*unread=*/true); }
 
  private:
   void Read(int64_t header_timeout_ms) {
@@ -1187,11 +1210,16 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 // ---- listeners ------------------------------------------------------------------------------
 
 // The TCP peer screen's pool (screen_pool.h): two threads, so a screen blocked in /proc leaves
-// one to run, and at most kScreensWaiting connections waiting for a thread (a screen costs
-// 2-8 ms here: docs/performance.md); a connection past that is refused as one past
-// --max-connections is.
+// one to run. Every connection waiting for a screen holds its place under --max-connections,
+// so the cap bounds the screens waiting too: a burst of callers up to the cap is screened and
+// served, never refused for the screens' queue (issue 8: a separate bound of 64 refused 31 of
+// 100 loopback callers arriving at once, unanswered).
 constexpr int kScreenThreads = 2;
-constexpr size_t kScreensWaiting = 64;
+
+// Connections past --max-connections whose 503 is being written or lingers (LingerClose) at
+// once; one more is closed right after a plain send of the same answer (the peer may then see
+// a reset instead). Each holds a descriptor beyond the cap for at most --read-timeout-ms.
+constexpr int kRefusalsLingering = 256;
 
 // RefuseTcpPeer, behind the test seam DEVFLOW_GATE_TEST_HOLD_TCP_SCREEN=FIFO
 // (tests/server/screen_test.cc): with it set, every TCP peer screen logs `peer screen held`
@@ -1230,6 +1258,7 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
            server::PeerScreenPool* screens = nullptr)
       : io_(io),
         acceptor_(std::move(acceptor)),
+        backoff_(io),
         core_(core),
         name_(std::move(name)),
         screens_(screens) {}
@@ -1239,6 +1268,14 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
       if (ec) {
         if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
         Log().Write("warn", {{"msg", "accept failed: " + ec.message()}});
+        // Out of descriptors, the connection stays in the backlog and accept fails again at
+        // once: wait for connections to close rather than spin (and log) on it.
+        if (ec == asio::error::no_descriptors || ec.value() == ENFILE) {
+          self->backoff_.expires_after(std::chrono::milliseconds(100));
+          return self->backoff_.async_wait([self](beast::error_code wait_ec) {
+            if (!wait_ec && self->acceptor_.is_open()) self->Accept();
+          });
+        }
         return self->Accept();
       }
       self->OnAccept(std::move(socket));
@@ -1249,6 +1286,7 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
   void Stop() {
     beast::error_code ignored;
     acceptor_.close(ignored);
+    backoff_.cancel();
   }
 
  private:
@@ -1281,47 +1319,80 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
       peer.peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
     }
     if (core_.shared()->open >= core_.options().max_connections) {
-      return RefuseAtCap(std::move(socket), peer, "--max-connections reached");
+      return RefuseAtCap(std::move(socket), peer,
+                         "the server has " + std::to_string(core_.shared()->open) +
+                             " connections open, its --max-connections " +
+                             std::to_string(core_.options().max_connections));
     }
     ConnectionSlot slot(core_.shared());
     if constexpr (std::is_same_v<Protocol, local_stream>) {
-      std::optional<std::pair<int, std::string>> refuse = ScreenUnixPeer(socket, cred, peer);
+      std::optional<server::PeerRefusal> refuse = ScreenUnixPeer(socket, cred, peer);
       auto session =
           std::make_shared<Session<Protocol>>(std::move(socket), core_, peer, std::move(slot));
-      if (refuse) return session->Refuse(refuse->first, refuse->second);
+      if (refuse) return session->Refuse(403, refuse->message, refuse->reason);
       session->Start();
     } else {
       ScreenTcpPeer(std::move(socket), std::move(peer), std::move(slot));
     }
   }
 
-  // Today's answer to a connection past the cap: none, the connection is closed at once.
-  void RefuseAtCap(Socket socket, const PeerInfo& peer, const std::string& why) {
+  // A connection past the cap is answered 503 with Retry-After at once, before its request
+  // is read, and never screened (so a flood of connects costs an accept, a send and a close
+  // each): as a Session of its own, outside the cap, that writes the answer and lingers
+  // (RefuseNow). Past kRefusalsLingering such sessions, the same answer is sent without
+  // waiting (the send buffer of a new connection is empty) and the socket closed at once.
+  void RefuseAtCap(Socket socket, PeerInfo peer, const std::string& why) {
     core_.metrics().ConnectionRefused("connection-cap");
     Log().Write("warn", {{"msg", "connection refused: " + why}, {"peer", peer.peer}});
+    Reply reply = Busy("connection refused: " + why + "; retry later", "connection-cap");
+    if (core_.shared()->refusing >= kRefusalsLingering) {
+      return SendAndClose(socket, reply);
+    }
+    auto session = std::make_shared<Session<Protocol>>(std::move(socket), core_, std::move(peer),
+                                                       ConnectionSlot(core_.shared(), true));
+    session->RefuseNow(std::move(reply));
+  }
+
+  // `reply` in one non-blocking send, then close: the answer for a connection that no session
+  // may hold.
+  static void SendAndClose(Socket& socket, const Reply& reply) {
+    std::string raw = "HTTP/1.1 " + std::to_string(reply.status) + " " +
+                      std::string(http::obsolete_reason(static_cast<http::status>(reply.status))) +
+                      "\r\nServer: devflow-gate\r\nContent-Type: " + reply.content_type;
+    for (const auto& [k, v] : reply.headers) raw += "\r\n" + k + ": " + v;
+    raw += "\r\nConnection: close\r\nContent-Length: " + std::to_string(reply.body.size()) +
+           "\r\n\r\n" + reply.body;
+    [[maybe_unused]] ssize_t n =
+        ::send(socket.native_handle(), raw.data(), raw.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     beast::error_code ignored;
+    socket.shutdown(Socket::shutdown_send, ignored);
     socket.close(ignored);
   }
 
-  std::optional<std::pair<int, std::string>> ScreenUnixPeer(Socket& socket,
-                                                            const std::optional<struct ucred>& cred,
-                                                            const PeerInfo& peer) {
-    if (!cred) return std::pair<int, std::string>{403, "the peer's credentials cannot be read"};
+  std::optional<server::PeerRefusal> ScreenUnixPeer(Socket& socket,
+                                                    const std::optional<struct ucred>& cred,
+                                                    const PeerInfo& peer) {
+    if (!cred) {
+      core_.metrics().ConnectionRefused("peer-unidentified");
+      Log().Write("warn", {{"msg", "connection refused: the peer's credentials cannot be read"},
+                           {"peer", peer.peer}});
+      return server::PeerRefusal{"peer-unidentified", "the peer's credentials cannot be read"};
+    }
     const auto& allow = core_.options().allow_uids;
     if (std::find(allow.begin(), allow.end(), cred->uid) == allow.end()) {
       core_.metrics().ConnectionRefused("peer-uid");
       Log().Write("warn", {{"msg", "connection refused: peer uid not on the allow list"},
                            {"peer", peer.peer}});
-      return std::pair<int, std::string>{
-          403, "uid " + std::to_string(cred->uid) +
-                   " is not allowed on this socket; start the server with --allow-uid " +
-                   std::to_string(cred->uid) + " to allow it"};
+      return server::PeerRefusal{
+          "peer-uid", "uid " + std::to_string(cred->uid) +
+                          " is not allowed on this socket; start the server with --allow-uid " +
+                          std::to_string(cred->uid) + " to allow it"};
     }
     if (auto why = server::RefuseConfinedPeer(socket.native_handle())) {
       // A checker runs as an allowed uid; it must still never reach the gate (issue 7).
       core_.metrics().ConnectionRefused("peer-confined");
       Log().Write("warn", {{"msg", "connection refused: " + *why}, {"peer", peer.peer}});
-      return std::pair<int, std::string>{403, *why};
+      return server::PeerRefusal{"peer-confined", *why};
     }
     return std::nullopt;
   }
@@ -1340,7 +1411,7 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
       Log().Write("warn", {{"msg", "connection refused: " + why}, {"peer", peer.peer}});
       auto session =
           std::make_shared<Session<Protocol>>(std::move(socket), core_, peer, std::move(slot));
-      return session->Refuse(403, why);
+      return session->Refuse(403, why, "peer-unidentified");
     }
     const uint64_t id = ++screen_seq_;
     screening_.emplace(id, Screening{std::move(socket), std::move(slot), std::move(peer)});
@@ -1350,10 +1421,8 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
     if (!screens_->Submit(fd, [self, id](std::optional<server::PeerRefusal> refused) {
           self->OnScreened(id, std::move(refused));
         })) {
-      auto node = screening_.extract(id);
-      RefuseAtCap(std::move(node.mapped().socket), node.mapped().peer,
-                  std::to_string(kScreensWaiting) +
-                      " TCP peer screens are already waiting for the screen's threads");
+      // Only once the pool has stopped (the server is going away): not answered.
+      screening_.erase(id);
     }
   }
 
@@ -1362,9 +1431,6 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
     auto node = screening_.extract(id);
     if (node.empty()) return;
     Screening& s = node.mapped();
-    // Draining: the listeners are closed, and a connection still being screened then is not
-    // served (it closes with `node`).
-    if (core_.draining()) return;
     if (refused) {
       core_.metrics().ConnectionRefused(refused->reason);
       Log().Write("warn",
@@ -1372,18 +1438,57 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
     }
     auto session = std::make_shared<Session<Protocol>>(std::move(s.socket), core_,
                                                        std::move(s.peer), std::move(s.slot));
-    if (refused) return session->Refuse(403, refused->message);
+    // Draining: the listeners are closed, and a connection screened since is answered 503 at
+    // once, unread, as a request arriving during the drain is.
+    if (core_.draining()) {
+      return session->RefuseNow(Busy("the server is shutting down; retry on its successor"));
+    }
+    if (refused) return session->Refuse(403, refused->message, refused->reason);
     session->Start();
   }
 
   asio::io_context& io_;
   Acceptor acceptor_;
+  asio::steady_timer backoff_;  // the pause after accept ran out of descriptors
   Core& core_;
   std::string name_;
   server::PeerScreenPool* screens_;
   uint64_t screen_seq_ = 0;
   std::map<uint64_t, Screening> screening_;
 };
+
+// The descriptors `serve` may hold at once with these options: a socket per connection under
+// --max-connections and, for one waiting for its TCP peer screen, the screen's dup of it;
+// kRefusalsLingering refused connections; a running check's pipes, pidfd and files (16 is
+// above what one uses); and the listeners, roots, log and ledger files.
+uint64_t DescriptorsNeeded(const ServerOptions& options) {
+  return 2 * static_cast<uint64_t>(options.max_connections) + kRefusalsLingering +
+         16 * static_cast<uint64_t>(options.max_checks) + 64;
+}
+
+// Raises the soft RLIMIT_NOFILE towards DescriptorsNeeded (never above the hard limit, never
+// lowering it): systemd and most shells start a process at a soft limit of 1024, where
+// --max-connections' default would end in accept's EMFILE long before the cap. A hard limit
+// below the need is logged, with the figure, once the logger runs. Returns the warning or "".
+std::string RaiseOpenFileLimit(const ServerOptions& options) {
+  const uint64_t need = DescriptorsNeeded(options);
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return "";
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+    const rlim_t want = rl.rlim_max == RLIM_INFINITY ? need : std::min<rlim_t>(rl.rlim_max, need);
+    struct rlimit raised = rl;
+    raised.rlim_cur = want;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) rl.rlim_cur = want;
+  }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+    return "the open-file limit is " + std::to_string(rl.rlim_cur) + " (hard " +
+           std::to_string(rl.rlim_max) + "), below the " + std::to_string(need) +
+           " descriptors --max-connections " + std::to_string(options.max_connections) +
+           " and --max-checks " + std::to_string(options.max_checks) +
+           " may need: raise it (LimitNOFILE= in the unit) or lower --max-connections";
+  }
+  return "";
+}
 
 int Usage(const std::string& message) {
   std::cerr << "devflow-gate serve: " << TerminalLine(message) << "\n";  // argv in it (T1)
@@ -1398,6 +1503,7 @@ int RunServer(const ServerOptions& in) {
   if (options.roots.empty()) return Usage("no devflow root to serve; pass --root DIR");
   if (options.max_checks < 1) return Usage("--max-checks must be at least 1");
   if (options.max_queue < 0) return Usage("--max-queue must be 0 or more");
+  if (options.max_connections < 1) return Usage("--max-connections must be at least 1");
   if (options.allow_remote && options.token_file.empty()) {
     return Usage("--allow-remote needs --token-file FILE: remote callers must send a bearer token");
   }
@@ -1430,6 +1536,9 @@ int RunServer(const ServerOptions& in) {
   }
   std::signal(SIGPIPE, SIG_IGN);
 
+  if (std::string warning = RaiseOpenFileLimit(options); !warning.empty()) {
+    Log().Write("warn", {{"msg", warning}});
+  }
   asio::io_context io(1);
   Core core(io, options);
   core.set_token(token);
@@ -1516,7 +1625,8 @@ int RunServer(const ServerOptions& in) {
     if (!screens) {
       try {
         screens = std::make_unique<server::PeerScreenPool>(
-            kScreenThreads, kScreensWaiting, TcpPeerScreen(options.allow_uids),
+            kScreenThreads, static_cast<size_t>(options.max_connections),
+            TcpPeerScreen(options.allow_uids),
             [executor = io.get_executor()](std::function<void()> f) {
               asio::post(executor, std::move(f));
             });

@@ -23,7 +23,7 @@ struct ServerOptions {
   std::string config_file;
   std::string self_path;  // the devflow-gate binary (builtin providers)
   int max_checks = 8;     // attempts decided at once (each runs at most one checker at a time)
-  int max_queue = 256;    // attempts waiting beyond those; more answer 503 + Retry-After
+  int max_queue = 1024;   // attempts waiting beyond those; more answer 503 + Retry-After
   int64_t drain_timeout_ms = 30000;
   int socket_mode = 0600;
   std::string socket_group;       // chgrp of unix sockets, "" = keep
@@ -33,7 +33,10 @@ struct ServerOptions {
   int64_t max_body_bytes = 1 << 20;
   int64_t read_timeout_ms = 10000;  // a request's headers and body must arrive within this
   int64_t idle_timeout_ms = 60000;  // a keep-alive connection idle this long is closed
-  int max_connections = 1024;
+  /// Connections open at once (through the peer screen and a queued attempt); one more is
+  /// answered 503. Above max_checks + max_queue, so a burst that fills the queue is answered by
+  /// the queue, not refused at accept (issue 8: 1,000 concurrent slow checks all answered).
+  int max_connections = 4096;
 };
 
 /// Validates the options (usage errors go to stderr with exit 2), loads every root's config
