@@ -332,6 +332,14 @@ std::optional<PeerRefusal> RefuseTcpPeer(int fd, const std::vector<uid_t>& allow
                        gone ? "the kernel knows no socket for this loopback peer"
                             : "the peer's socket cannot be looked up (" + why + ")"};
   }
+  // A socket with no inode has no file left: its process closed it (it lingers in FIN_WAIT or
+  // TIME_WAIT), so no process holds it and none can be examined. Said as such, before its uid
+  // (an orphan's), rather than as a scan of /proc that finds no holder.
+  if (sock->inode == 0) {
+    return PeerRefusal{"peer-unidentified",
+                       "the peer closed its socket before it could be screened (the kernel's "
+                       "socket has no file left), so it cannot be told from a checker"};
+  }
   if (std::find(allow_uids.begin(), allow_uids.end(), sock->uid) == allow_uids.end()) {
     return PeerRefusal{"peer-uid", "uid " + std::to_string(sock->uid) +
                                        " is not allowed on this listener; start the server with "

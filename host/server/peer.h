@@ -53,8 +53,9 @@ struct PeerRefusal {
 /// - a local peer with a holder that RefuseConfinedPeer's rules refuse (a reaper among its
 ///   ancestors, more seccomp filters than the server) (`peer-confined`); each holder is pinned
 ///   with a pidfd and must still hold the socket after it was examined;
-/// - a local peer whose holders cannot all be found and examined, or a loopback peer the kernel
-///   does not know (`peer-unidentified`).
+/// - a local peer whose holders cannot all be found and examined, one that closed its socket
+///   before the screen (the kernel's socket has inode 0), or a loopback peer the kernel does
+///   not know (`peer-unidentified`).
 /// A peer whose socket is not in this namespace is remote (only `--allow-remote`, with the
 /// bearer token, admits it) and passes this screen. Source: issue 7, the trial of 2026-12-02.
 std::optional<PeerRefusal> RefuseTcpPeer(int fd, const std::vector<uid_t>& allow_uids);

@@ -207,6 +207,25 @@ TEST_CASE("serve: a connection being screened counts toward --max-connections") 
         std::string::npos);
 }
 
+// A peer that closes before its screen runs leaves the kernel an orphaned socket (inode 0):
+// refused as unidentified, saying so (the bench client of issue 8 that crashed and closed its
+// sockets was logged as `no process that holds the peer's socket (inode 0)`).
+TEST_CASE("serve: a TCP peer that closed before its screen ran is refused as having closed") {
+  Workspace ws("plugins: []\n");
+  HeldScreenServer server(ws);
+  INFO("server log:\n" << server.serve->Log());
+  {
+    Client gone(server.port);
+    gone.Send("/healthz");
+    REQUIRE(server.serve->WaitLogCount(kHeld, 1));
+  }  // closed while its screen is held
+  server.gate.Let();
+  CHECK(!server.serve->WaitLog("the peer closed its socket before it could be screened").empty());
+  CHECK(server.Metrics().find(
+            "devflow_gate_connections_refused_total{reason=\"peer-unidentified\"} 1") !=
+        std::string::npos);
+}
+
 // The agent gate on designing->ready running tests/fixtures/server/queued_allow.sh, which
 // waits for one line of the FIFO `<fifos>/go` per check (sandbox off, so it reaches the FIFO).
 std::string QueuedConfig(const std::string& fifos) {
