@@ -10,9 +10,10 @@ Measures, against one `devflow-gate serve` on loopback TCP:
   admit-hit   wrk -t2 -c32 on POST /v1/admit dryRun answered from the verdict cache
               (decisions/s and p99; targets >= 10,000/s and p99 <= 5 ms on 2 cores)
   cli-hit     the same cache-hit decision as `devflow-gate move --dry-run`, N times (per s)
-  slow        BENCH_SLOW (1000) concurrent POST /v1/admit dry runs on as many cards, each a cache
-              miss whose checker sleeps 1 s, with --max-checks 64: all answered and allowed (none
-              faulted), the server's fds back to the baseline after, its peak RSS (<= 100 MiB)
+  slow        BENCH_SLOW (1000) concurrent POST /v1/admit dry runs over loopback TCP on as many
+              cards, each a cache miss whose checker sleeps 1 s, with --max-checks 64 and the
+              other limits at their defaults: all answered and allowed (none faulted, none
+              unanswered), the server's fds back to the baseline after, its peak RSS (<= 100 MiB)
   flat        BENCH_FLAT (100000) cache-hit dry-run admits (wrk in slices): RSS and fds sampled
               after each slice (flat = the last sample equals the one after the first slice)
 Environment: BENCH_N (200), BENCH_SECONDS (10), BENCH_SLOW (1000), BENCH_FLAT (100000).
@@ -193,7 +194,8 @@ if SLOW > 0:
     with open(os.path.join(ws, "slow.yaml"), "w") as f:
         f.write(config(False, ", '1000'"))
     ids = copy_card(cards["miss"], SLOW, 10000)
-    srv, port = serve(os.path.join(ws, "slow.yaml"), "--max-checks", "64", "--max-queue", str(SLOW))
+    # The defaults of --max-queue and --max-connections (issue 8: the defaults must answer it).
+    srv, port = serve(os.path.join(ws, "slow.yaml"), "--max-checks", "64")
     # One read below the root first: the server keeps the root's descriptor open from its first
     # use (one per served root, docs/decisions.md), part of the baseline, not a leak.
     conn = http.client.HTTPConnection("127.0.0.1", port)
