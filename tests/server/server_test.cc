@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -457,6 +458,47 @@ TEST_CASE("serve: attempts queued on a busy card that end at once are all answer
   }
   CHECK(server.Get("/healthz").status == 200);
   CHECK(server.Get("/metrics").body.find("devflow_gate_attempts_queued 0\n") != std::string::npos);
+}
+
+// The soft limit of open files of process `pid`, from /proc/<pid>/limits.
+uint64_t SoftOpenFiles(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/limits");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Max open files", 0) == 0) return std::stoull(line.substr(26));
+  }
+  return 0;
+}
+
+// issue 8: the defaults (--max-connections 4096) meet a burst of 1,000 callers only with the
+// descriptors for them; systemd and most shells start a process at a soft limit of 1024, where
+// accept would fail with EMFILE first.
+TEST_CASE("serve: started at a soft open-file limit of 1024, the server raises it to its need") {
+  Workspace ws("plugins: []\n");
+  struct rlimit own {};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &own) == 0);
+  struct rlimit low = own;
+  low.rlim_cur = std::min<rlim_t>(1024, own.rlim_cur);
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+  std::unique_ptr<SocketServer> server;
+  try {
+    server = std::make_unique<SocketServer>(ws);  // forked at the low limit
+  } catch (...) {
+    ::setrlimit(RLIMIT_NOFILE, &own);
+    throw;
+  }
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &own) == 0);
+  INFO("server log:\n" << server->serve->Log());
+  const uint64_t need = 2 * 4096 + 256 + 16 * 8 + 64;  // docs/server.md "Running it"
+  const uint64_t soft = SoftOpenFiles(server->serve->pid());
+  if (own.rlim_max == RLIM_INFINITY || own.rlim_max >= need) {
+    CHECK(soft == need);
+    CHECK(server->serve->Log().find("the open-file limit is") == std::string::npos);
+  } else {  // the hard limit caps it, and the start says so
+    CHECK(soft == own.rlim_max);
+    CHECK(server->serve->Log().find("the open-file limit is") != std::string::npos);
+  }
+  CHECK(server->Get("/healthz").status == 200);
 }
 
 // The server's threads, from /proc (a test's view of the process, not the server's mechanism).
