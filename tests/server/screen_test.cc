@@ -248,6 +248,45 @@ bool WaitMetric(HeldScreenServer& server, const std::string& line) {
   return false;
 }
 
+// A connection whose screen ends after the drain began is answered 503, not closed unanswered,
+// while an attempt in flight keeps the server running (issue 8: refusals are answered).
+TEST_CASE("serve: a TCP connection screened after the drain began is answered 503") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  const int go = ::open((fifos / "go").c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(go >= 0);
+  Workspace ws(QueuedConfig(fifos.path()));
+  ws.CardInDesigning();
+  HeldScreenServer server(ws);
+  INFO("server log:\n" << server.serve->Log());
+  // An attempt in flight over the unix socket: its checker waits on `go`.
+  Client in_flight(server.socket);
+  const std::string body = nlohmann::json({{"id", ws.card()},
+                                           {"from", "designing"},
+                                           {"to", "ready"},
+                                           {"expectedRevision", 4},
+                                           {"by", {{"kind", "human"}}},
+                                           {"root", ws.root()},
+                                           {"at", "2026-09-16T08:00:00.000Z"},
+                                           {"dryRun", true}})
+                               .dump();
+  in_flight.Post("/v1/admit", body);
+  REQUIRE(WaitMetric(server, "devflow_gate_checks_in_flight 1\n"));
+  Client held(server.port);
+  held.Send("/healthz");
+  REQUIRE(server.serve->WaitLogCount(kHeld, 1));
+  server.serve->Signal(SIGTERM);
+  REQUIRE(!server.serve->WaitLog("\"msg\":\"draining\"").empty());
+  server.gate.Let();
+  HttpAnswer refused = held.Answer();
+  CHECK(refused.status == 503);
+  CHECK(refused.Header("Retry-After") == "1");
+  CHECK(refused.body.find("the server is shutting down") != std::string::npos);
+  REQUIRE(::write(go, "go\n", 3) == 3);
+  CHECK(in_flight.Answer().status == 200);
+  ::close(go);
+}
+
 TEST_CASE(
     "serve: a burst of 300 TCP callers with both screen threads held and --max-checks 2 is "
     "answered in full, none refused") {
