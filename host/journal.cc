@@ -1,6 +1,7 @@
 #include "host/journal.h"
 #include "host/json_depth.h"
 #include "host/json_string.h"
+#include "host/os.h"
 #include "host/utf8.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <type_traits>
+#include <utility>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -713,8 +715,11 @@ std::optional<std::string> Own(const std::optional<std::string_view>& s) {
 // placed this one at the end of `state.entries` (decoded in place: no temporary moved in).
 // Every Fail comes before the first change to `state`, so on a refusal the caller pops that
 // entry and `state` is as it was before it.
+// `pinned`: an EntryView's strings lie in bytes pinned in `state.record_bytes`, so a record
+// views them; otherwise (and always for a JournalEntry's own strings) the record's strings are
+// copied into `state.record_bytes`.
 template <class E>
-void FoldOne(CardState& state, const E& entry) {
+void FoldOne(CardState& state, const E& entry, bool pinned) {
   const int64_t index = state.stage_revision;
   // Worded only when a rule refuses the entry.
   auto rev = [&entry] { return std::to_string(entry.rev); };
@@ -767,9 +772,15 @@ void FoldOne(CardState& state, const E& entry) {
           Fail("artifact rev " + rev() + " lacks a path or a stage");
         }
         {
+          auto keep = [&](std::string_view s) {
+            if constexpr (std::is_same_v<E, EntryView>) {
+              if (pinned) return s;
+            }
+            return state.record_bytes.Keep(s);
+          };
           ArtifactRecord& record = state.artifact_records.emplace_back();  // built in place
-          record.path = entry.path;
-          if (entry.kind) record.kind.emplace(*entry.kind);
+          record.path = keep(entry.path);
+          if (entry.kind) record.kind.emplace(keep(*entry.kind));
           record.rev = entry.rev;
           record.stage = *entry.stage;
         }
@@ -958,7 +969,8 @@ size_t CountLines(std::string_view s) {
 // line in the store's shape into views of the bytes (nothing allocated but what the state
 // keeps), any other line into a JournalEntry by the same decoders. Either way a line refused
 // by the decoder or the fold leaves nothing of it in `state` (FoldJournalFrom's contract).
-Status FoldLines(std::string_view path, std::string_view content, size_t start, CardState& state) {
+Status FoldLines(std::string_view path, std::string_view content, size_t start, CardState& state,
+                 bool pinned) {
   auto line_no = [&](size_t line_start) { return CountLines(content.substr(0, line_start)) + 1; };
   const bool keep_entries = state.keeps == FoldKeeps::kEntries;
   auto refused_by_fold = [&](const DecodeError& e, size_t line_start) {
@@ -992,7 +1004,7 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
       if (StoreShape::DecodeAt(content, start, view, end)) {
         start = end + 1;
         try {
-          FoldOne(state, view);
+          FoldOne(state, view, pinned);
         } catch (const DecodeError& e) {
           settle_at();
           return refused_by_fold(e, line_start);
@@ -1027,7 +1039,7 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
           std::string(path) + ":" + std::to_string(line_no(line_start)) + ": " + s.message() + fix);
     }
     try {
-      FoldOne(state, entry);
+      FoldOne(state, entry, false);
     } catch (const DecodeError& e) {
       if (keep_entries) state.entries.pop_back();
       return refused_by_fold(e, line_start);
@@ -1044,28 +1056,94 @@ Status FoldLines(std::string_view path, std::string_view content, size_t start, 
 
 }  // namespace
 
-Result<CardState> FoldJournal(std::string_view path, std::string_view content, FoldKeeps keeps) {
-  CardState state;
-  state.keeps = keeps;
+namespace {
+
+// FoldJournal of `content`, whose bytes `state.record_bytes` pins when `pinned`.
+Result<CardState> FoldWhole(std::string_view path, std::string_view content, CardState state,
+                            bool pinned) {
   // No regrowth moving every entry; a line that decodes is at least 32 bytes, so blank lines
   // cannot make this reserve more than the content's size warrants.
-  if (keeps == FoldKeeps::kEntries) {
+  if (state.keeps == FoldKeeps::kEntries) {
     state.entries.reserve(std::min(CountLines(content), content.size() / 32) + 1);
   }
   // Nor one moving every artifact record (~120 instructions a line of a 10,000-line journal):
   // a line that registers an artifact is at least 63 bytes with its line end
   // ({"rev":2,"at":"t","type":"artifact","path":"x","stage":"done"}: `at` and `path` are not
   // empty), so this is at least the number of records the content can hold; it costs at most
-  // one record (88 bytes) per 63 bytes of journal.
-  static_assert(sizeof(ArtifactRecord) <= 88);
+  // one record (56 bytes: its strings are views) per 63 bytes of journal.
+  static_assert(sizeof(ArtifactRecord) <= 56);
   state.artifact_records.reserve(content.size() / 63 + 1);
-  if (Status s = FoldLines(path, content, 0, state); !s.ok()) return s;
+  if (Status s = FoldLines(path, content, 0, state, pinned); !s.ok()) return s;
   return state;
+}
+
+}  // namespace
+
+Result<CardState> FoldJournal(std::string_view path, std::string_view content, FoldKeeps keeps) {
+  CardState state;
+  state.keeps = keeps;
+  return FoldWhole(path, content, std::move(state), false);
+}
+
+Result<CardState> FoldJournal(std::string_view path, std::shared_ptr<const FileBytes> bytes,
+                              FoldKeeps keeps) {
+  CardState state;
+  state.keeps = keeps;
+  const std::string_view content = bytes->view();
+  state.record_bytes.Pin(std::move(bytes));
+  return FoldWhole(path, content, std::move(state), true);
 }
 
 Status FoldJournalFrom(std::string_view path, std::string_view content, size_t offset,
                        CardState& state) {
-  return FoldLines(path, content, offset, state);
+  return FoldLines(path, content, offset, state, false);
+}
+
+RecordBytes& RecordBytes::operator=(const RecordBytes& other) {
+  if (this != &other) {
+    held_ = other.held_;
+    free_ = nullptr;  // the chunks are shared now: later copies go to a chunk of this one's own
+    left_ = 0;
+    next_chunk_ = 256;
+  }
+  return *this;
+}
+
+RecordBytes::RecordBytes(RecordBytes&& other) noexcept
+    : held_(std::move(other.held_)),
+      free_(std::exchange(other.free_, nullptr)),
+      left_(std::exchange(other.left_, 0)),
+      next_chunk_(std::exchange(other.next_chunk_, 256)) {
+  other.held_.clear();
+}
+
+RecordBytes& RecordBytes::operator=(RecordBytes&& other) noexcept {
+  if (this != &other) {
+    held_ = std::move(other.held_);
+    other.held_.clear();
+    free_ = std::exchange(other.free_, nullptr);
+    left_ = std::exchange(other.left_, 0);
+    next_chunk_ = std::exchange(other.next_chunk_, 256);
+  }
+  return *this;
+}
+
+void RecordBytes::Pin(std::shared_ptr<const void> bytes) { held_.push_back(std::move(bytes)); }
+
+std::string_view RecordBytes::Keep(std::string_view s) {
+  if (s.size() > left_) {
+    const size_t size = std::max(s.size(), next_chunk_);
+    next_chunk_ = std::min<size_t>(next_chunk_ * 2, 64 << 10);
+    std::unique_ptr<char[]> chunk(new char[size]);
+    free_ = chunk.get();
+    left_ = size;
+    held_.emplace_back(std::move(chunk));
+  }
+  if (!s.empty()) std::memcpy(free_, s.data(), s.size());
+  const std::string_view kept(free_, s.size());
+  free_ += s.size();
+  left_ -= s.size();
+  return kept;
 }
 
 Status ApplyEntry(CardState& state, const JournalEntry& entry) {
@@ -1075,7 +1153,7 @@ Status ApplyEntry(CardState& state, const JournalEntry& entry) {
   if (!decoded.ok()) return decoded.status();
   try {
     // FoldOne refuses before it changes anything.
-    FoldOne(state, *decoded);
+    FoldOne(state, *decoded, false);
   } catch (const DecodeError& e) {
     return Status::Error("corrupt", e.problem);
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 #include "host/status.h"
 
 namespace devflow {
+
+class FileBytes;  // host/os.h
 
 /// DevActor: {kind:"human"|"agent"|"command", name?, session?}. Empty optional strings are
 /// rejected on decode. Encoded field order: kind, name, session.
@@ -98,13 +101,44 @@ Result<JournalEntry> DecodeJournalLine(std::string_view line);
 /// general decoder decides and words the refusal), `e` then unspecified.
 bool DecodeStoreShapedLine(std::string_view line, JournalEntry& e);
 
-/// One artifact registration as folded from the journal.
+/// One artifact registration as folded from the journal. `path` and `kind` view bytes that the
+/// CardState (or Card) holding the record keeps alive in its RecordBytes: a record, or a view
+/// taken from one, must not outlive its holder (copy the strings out to keep them longer). A
+/// record built by hand views whatever its builder gives it.
 struct ArtifactRecord {
-  std::string path;                 // relative to the card directory
-  std::optional<std::string> kind;  // absent for path-only registrations
+  std::string_view path;                 // relative to the card directory
+  std::optional<std::string_view> kind;  // absent for path-only registrations
   int64_t rev = 0;
   Location stage = Location::kDraft;
   bool operator==(const ArtifactRecord&) const = default;
+};
+
+/// The bytes a fold's artifact records view (issue 11 item 1: no allocation per record): the
+/// journal buffer the fold read, pinned whole (FoldJournal over FileBytes), and copies, kept in
+/// chunks here, of the strings that are not in a pinned buffer (a fold of borrowed bytes, a
+/// line the general decoder read, an applied entry, the lines FoldJournalFrom folds). Nothing
+/// here changes once a record views it, so a copy of a holder shares what it holds (records
+/// copied with it stay valid, from any thread) and keeps its later copies in chunks of its own.
+class RecordBytes {
+ public:
+  RecordBytes() = default;
+  RecordBytes(const RecordBytes& other) : held_(other.held_) {}
+  RecordBytes& operator=(const RecordBytes& other);
+  RecordBytes(RecordBytes&& other) noexcept;
+  RecordBytes& operator=(RecordBytes&& other) noexcept;
+  ~RecordBytes() = default;
+
+  /// Keeps `bytes` alive as long as this holder or a copy of it.
+  void Pin(std::shared_ptr<const void> bytes);
+  /// A view of a copy of `s` kept here (chunks of 256 bytes doubling up to 64 KiB, or one of
+  /// `s`'s size when it is larger).
+  std::string_view Keep(std::string_view s);
+
+ private:
+  std::vector<std::shared_ptr<const void>> held_;  // pinned buffers and this holder's chunks
+  char* free_ = nullptr;                           // the unused tail of this holder's last chunk
+  size_t left_ = 0;
+  size_t next_chunk_ = 256;
 };
 
 /// What a fold keeps of the lines it reads: every decoded entry (CardState::entries: `card
@@ -124,7 +158,8 @@ struct CardState {
   bool archived = false;
   std::string created_at;
   std::string updated_at;
-  std::vector<ArtifactRecord> artifact_records;
+  std::vector<ArtifactRecord> artifact_records;  // views `record_bytes`
+  RecordBytes record_bytes;
   std::vector<JournalEntry> entries;  // every entry (FoldKeeps::kEntries), else empty
   FoldKeeps keeps = FoldKeeps::kEntries;
 };
@@ -134,14 +169,23 @@ struct CardState {
 /// with `<path>: <problem>`; code "corrupt". A final line without '\n' is decoded like any
 /// other (a torn half line fails to decode and names its line). `keeps` chooses whether the
 /// result holds every entry or only the state (same errors either way).
+/// The records' strings are copied into the state's RecordBytes: `content` may go once this
+/// returns.
 Result<CardState> FoldJournal(std::string_view path, std::string_view content,
+                              FoldKeeps keeps = FoldKeeps::kEntries);
+
+/// FoldJournal of `bytes->view()` (the same state, the same errors), with `bytes` pinned in the
+/// state's RecordBytes: the records of lines in the store's shape folded for the state only
+/// (FoldKeeps::kState, a decision's fold) view the journal's bytes instead of copying them.
+Result<CardState> FoldJournal(std::string_view path, std::shared_ptr<const FileBytes> bytes,
                               FoldKeeps keeps = FoldKeeps::kEntries);
 
 /// Folds the lines of `content` from byte `offset` on onto `state`, which must be the fold of
 /// `content.substr(0, offset)` (FoldJournal's result); `offset` must be 0 or just past a '\n'.
 /// Errors are FoldJournal's, with the same line numbers (counted from the file's start). On an
 /// error `state` holds the entries folded before the bad line; callers discard it. The entries
-/// are kept as `state.keeps` says.
+/// are kept as `state.keeps` says; the new records' strings are copied into `state.record_bytes`
+/// (`content` may go once this returns).
 Status FoldJournalFrom(std::string_view path, std::string_view content, size_t offset,
                        CardState& state);
 

@@ -57,6 +57,7 @@ Card CardOf(const std::string& root, const std::string& id, const std::string& d
   c.created_at = std::move(state.created_at);
   c.updated_at = std::move(state.updated_at);
   c.artifact_records = std::move(state.artifact_records);
+  c.record_bytes = std::move(state.record_bytes);
   c.entries = std::move(state.entries);
   c.keeps = state.keeps;
   return c;
@@ -112,16 +113,17 @@ std::string Padded(double sequence) {
 
 }  // namespace
 
-std::optional<std::string> ArtifactPathProblem(const std::string& path) {
+std::optional<std::string> ArtifactPathProblem(std::string_view path) {
   if (path.empty()) return "artifact record has an empty path";
   if (path[0] == '/') {
-    return "artifact path " + path + " is absolute; it must stay inside the card directory";
+    return "artifact path " + std::string(path) +
+           " is absolute; it must stay inside the card directory";
   }
   for (size_t i = 0; i <= path.size();) {
     size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (path.compare(i, j - i, "..") == 0) {
-      return "artifact path " + path + " leaves the card directory";
+    if (j == std::string_view::npos) j = path.size();
+    if (path.substr(i, j - i) == "..") {
+      return "artifact path " + std::string(path) + " leaves the card directory";
     }
     i = j + 1;
   }
@@ -129,9 +131,9 @@ std::optional<std::string> ArtifactPathProblem(const std::string& path) {
 }
 
 Result<std::string> ReadArtifact(FileSystem& fs, const std::string& card_dir,
-                                 const std::string& path) {
+                                 std::string_view path) {
   if (auto problem = ArtifactPathProblem(path)) return Status::Error("EACCES", *problem);
-  return fs.ReadFileBeneath(card_dir, path);
+  return fs.ReadFileBeneath(card_dir, std::string(path));
 }
 
 const ArtifactRecord* Card::NewestOfKind(const std::string& kind) const {
@@ -215,7 +217,7 @@ Result<ReadJournalResult> ReadJournal(const Ctx& c, const std::string& id, const
   std::string path = JoinPath(dir, "journal.jsonl");
   auto bytes = ReadJournalBytes(c, id, path);
   if (!bytes.ok()) return bytes.status();
-  auto state = FoldJournal(path, (*bytes)->view(), keeps);
+  auto state = FoldJournal(path, *bytes, keeps);
   if (!state.ok()) return state.status();
   return ReadJournalResult{std::move(*bytes), std::move(*state)};
 }
@@ -233,6 +235,7 @@ CardState StateOf(Card&& card) {
   s.created_at = std::move(card.created_at);
   s.updated_at = std::move(card.updated_at);
   s.artifact_records = std::move(card.artifact_records);
+  s.record_bytes = std::move(card.record_bytes);
   s.entries = std::move(card.entries);
   s.keeps = card.keeps;
   return s;
@@ -254,10 +257,12 @@ Result<ReadJournalResult> ReadJournalAgain(const Ctx& c, const std::string& id,
                              known.state.stage_revision > 0 && now.size() >= then.size() &&
                              now.compare(0, then.size(), then) == 0;
   if (!appended_only) {
-    auto state = FoldJournal(path, now, known.state.keeps);
+    auto state = FoldJournal(path, *bytes, known.state.keeps);
     if (!state.ok()) return state.status();
     return ReadJournalResult{std::move(*bytes), std::move(*state)};
   }
+  // The tail's records keep copies of their strings: the state's records view the bytes it was
+  // folded from, which it pins, so a chain of commits never pins more than those.
   if (Status s = FoldJournalFrom(path, now, then.size(), known.state); !s.ok()) return s;
   return ReadJournalResult{std::move(*bytes), std::move(known.state)};
 }

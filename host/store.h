@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "host/journal.h"
@@ -24,14 +25,14 @@ namespace devflow {
 /// `artifact record has an empty path`, `artifact path <p> is absolute; it must stay inside
 /// the card directory`, `artifact path <p> leaves the card directory` (a ".." segment).
 /// Lexical only: a symlink leading out is refused by FileSystem::ReadFileBeneath.
-std::optional<std::string> ArtifactPathProblem(const std::string& path);
+std::optional<std::string> ArtifactPathProblem(std::string_view path);
 
 /// Reads an artifact's content through `fs` as an untrusted record must be read: the path
 /// must pass ArtifactPathProblem (else code "EACCES" with its message), and the read goes
 /// through FileSystem::ReadFileBeneath(card_dir, path), so no component may lead out of the
 /// card directory by a symlink.
 Result<std::string> ReadArtifact(FileSystem& fs, const std::string& card_dir,
-                                 const std::string& path);
+                                 std::string_view path);
 
 /// What a card's `commit.lock` (reference §3.3: the text `<pid>\n`, created O_EXCL by the
 /// commit that holds it) says of its holder. One reading for the store's write-contended
@@ -69,7 +70,8 @@ struct Card {
   bool archived = false;  // an archived card still under tasks/ (commits refuse it)
   std::string created_at;
   std::string updated_at;
-  std::vector<ArtifactRecord> artifact_records;  // registration order
+  std::vector<ArtifactRecord> artifact_records;  // registration order; views `record_bytes`
+  RecordBytes record_bytes;                      // the bytes the records view (a copy shares them)
   std::vector<JournalEntry> entries;             // the whole journal, for `card show`
   /// Whether `entries` was read (Read's `keeps`): a card read for a decision has none.
   FoldKeeps keeps = FoldKeeps::kEntries;

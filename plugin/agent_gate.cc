@@ -66,7 +66,7 @@ Result<Collected> CollectInputs(const Card& card, const AgentEdgeConfig& edge, F
     Result<std::string> content = ReadArtifact(fs, card.dir, record->path);
     if (!content.ok()) return content.status();
     out.inputs.push_back(PromptInput{kind, record->rev, std::move(*content)});
-    out.paths.push_back(record->path);
+    out.paths.emplace_back(record->path);
   }
   out.labels = InputLabels(card, edge);  // the cache key's labels (reports/gate_layout.h)
   return out;

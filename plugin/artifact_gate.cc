@@ -123,13 +123,13 @@ Result<std::vector<std::string>> ArtifactGate::Defects(const Attempt& attempt,
     // The journal is agent-writable: `..`, absolute paths and symlinks out are unreadable.
     Result<std::string> content = ReadArtifact(fs_, card->dir, record->path);
     if (!content.ok()) {
-      defects.push_back(kind + ": " + record->path +
+      defects.push_back(kind + ": " + std::string(record->path) +
                         " cannot be read: " + content.status().message());
       continue;
     }
     const ArtifactKindConfig* shape = config_.FindKind(kind);
     if (!shape) continue;
-    for (auto& d : Inspect(*shape, *content, kind + " (" + record->path + ")"))
+    for (auto& d : Inspect(*shape, *content, kind + " (" + std::string(record->path) + ")"))
       defects.push_back(d);
   }
   return defects;

@@ -91,7 +91,7 @@ std::string Dump(const ojson& j, int indent = -1) { return OutputJson(j, indent)
 
 // Human text on a terminal: a checker's words must not carry escape sequences or line breaks
 // into it (the journal and --json keep them verbatim, escaped).
-std::string Terminal(const std::string& text) { return TerminalLine(text); }
+std::string Terminal(std::string_view text) { return TerminalLine(text); }
 
 int Fail(const std::string& message, int code = kExitUsage) {
   std::cerr << "devflow-gate: " << TerminalLine(message) << "\n";
@@ -304,7 +304,7 @@ int ArtifactAdd(const Globals& g, const std::string& id, const std::string& kind
     return kExitOk;
   }
   std::cout << "registered " << Terminal(kind) << " on card " << id << " as "
-            << Terminal(rec ? rec->path : std::string("?")) << " (revision "
+            << Terminal(rec ? rec->path : std::string_view("?")) << " (revision "
             << after->stage_revision << ")\n";
   return kExitOk;
 }

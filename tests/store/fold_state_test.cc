@@ -6,11 +6,15 @@
 // journal changed other than by an append.
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/journal.h"
+#include "host/os.h"
 #include "host/store.h"
 #include "support/support.h"
 
@@ -36,8 +40,8 @@ std::string Folded(const Result<CardState>& s) {
       (s->abandoned ? " abandoned" : "") + (s->archived ? " archived" : "") +
       " created=" + s->created_at + " updated=" + s->updated_at;
   for (const ArtifactRecord& a : s->artifact_records) {
-    out += " [" + a.path + "|" + a.kind.value_or("-") + "|" + std::to_string(a.rev) + "|" +
-           std::string(LocationName(a.stage)) + "]";
+    out += " [" + std::string(a.path) + "|" + std::string(a.kind.value_or("-")) + "|" +
+           std::to_string(a.rev) + "|" + std::string(LocationName(a.stage)) + "]";
   }
   return out;
 }
@@ -401,4 +405,131 @@ TEST_CASE("a state-only fold takes no field of a line from the line before it") 
   // A second created line carries no parent of the first into the state (refused anyway).
   CheckSameFold(head + R"({"rev":5,"at":"t5","type":"created","by":{"kind":"human"}})"
                        "\n");
+}
+
+// Issue 11 item 1: a record's path and kind are views, not strings of their own (an allocation
+// and a free per artifact line was ~440 instructions a line of a move). A decision's fold over
+// the journal's bytes (FoldJournal over FileBytes, FoldKeeps::kState) pins those bytes in the
+// state and its store-shaped lines' records view them: the caller may drop its pointer, the
+// records stay readable (ASan would see a use after free), and the bytes go with the state. A
+// line the general decoder read, and a fold that keeps entries, copy their strings into the
+// state's RecordBytes. Fails if the state does not pin the bytes, or if its records copy them.
+namespace {
+
+// Whether `part`'s bytes lie inside `whole`'s.
+bool Within(std::string_view whole, std::string_view part) {
+  const auto at = reinterpret_cast<uintptr_t>(part.data());
+  const auto begin = reinterpret_cast<uintptr_t>(whole.data());
+  return at >= begin && at + part.size() <= begin + whole.size();
+}
+
+}  // namespace
+
+TEST_CASE("a decision's fold views the journal bytes it pins for as long as the state lives") {
+  const std::string content =
+      R"({"rev":1,"at":"t1","type":"created","by":{"kind":"human"}})"
+      "\n"
+      R"({"rev":2,"at":"t2","type":"artifact","path":"artifacts/2-prd.md","stage":"draft","kind":"prd"})"
+      "\n"
+      R"({"rev":3, "at":"t3","type":"artifact","path":"artifacts/3-\u0064esign.md","stage":"draft","kind":"design"})"
+      "\n";
+  auto bytes = std::make_shared<const FileBytes>(std::string(content));
+  const std::weak_ptr<const FileBytes> weak = bytes;
+  const std::string_view held = bytes->view();
+  auto inside = [&](std::string_view s) { return Within(held, s); };
+  {
+    auto state = FoldJournal(kPath, bytes, FoldKeeps::kState);
+    bytes.reset();
+    REQUIRE_MESSAGE(state.ok(), Folded(state));
+    CHECK_FALSE(weak.expired());  // pinned by the state alone
+    CHECK(Folded(state) == Folded(FoldJournal(kPath, content, FoldKeeps::kEntries)));
+    REQUIRE(state->artifact_records.size() == 2);
+    const ArtifactRecord& shaped = state->artifact_records[0];
+    CHECK(shaped.path == "artifacts/2-prd.md");
+    CHECK(inside(shaped.path));  // a view of the journal's bytes, no copy
+    REQUIRE(shaped.kind.has_value());
+    CHECK(inside(*shaped.kind));
+    const ArtifactRecord& general = state->artifact_records[1];  // whitespace, an escape
+    CHECK(general.path == "artifacts/3-design.md");
+    CHECK_FALSE(inside(general.path));  // decoded, so a copy
+    // A copy of the state shares the pinned bytes; its records stay valid once the state goes.
+    std::optional<CardState> copy = *state;
+    state = Status::Error("corrupt", "gone");
+    CHECK_FALSE(weak.expired());
+    CHECK(copy->artifact_records[0].path == "artifacts/2-prd.md");
+    CHECK(copy->artifact_records[1].path == "artifacts/3-design.md");
+    copy.reset();
+  }
+  CHECK(weak.expired());  // nothing else held the bytes
+  // A fold that keeps entries, and one of borrowed bytes, copy their records' strings.
+  auto again = std::make_shared<const FileBytes>(std::string(content));
+  auto entries = FoldJournal(kPath, again, FoldKeeps::kEntries);
+  REQUIRE(entries.ok());
+  CHECK_FALSE(Within(again->view(), entries->artifact_records[0].path));
+  std::string borrowed = content;
+  auto state = FoldJournal(kPath, borrowed, FoldKeeps::kState);
+  REQUIRE(state.ok());
+  borrowed.assign(borrowed.size(), 'x');
+  CHECK(state->artifact_records[0].path == "artifacts/2-prd.md");
+  CHECK(state->artifact_records[0].kind == "prd");
+}
+
+// A copy of a state shares the chunks its records' copied strings live in, so it must keep the
+// strings of the records folded onto it later in chunks of its own: were both to write into
+// the unused tail of one shared chunk, the second tail fold would overwrite the first's
+// strings. Fails if copying RecordBytes keeps the free tail (copy construction and copy
+// assignment alike).
+TEST_CASE("states copied from one fold keep the strings of records folded later apart") {
+  const std::string head =
+      R"({"rev":1,"at":"t1","type":"created","by":{"kind":"human"}})"
+      "\n"
+      R"({"rev":2,"at":"t2","type":"artifact","path":"artifacts/2-prd.md","stage":"draft","kind":"prd"})"
+      "\n";
+  auto tail = [&](char letter) {
+    return head + R"({"rev":3,"at":"t3","type":"artifact","path":"artifacts/3-)" + letter +
+           R"(.md","stage":"draft","kind":")" + letter + "\"}\n";
+  };
+  auto folded = FoldJournal(kPath, head, FoldKeeps::kState);  // borrowed bytes: copies
+  REQUIRE(folded.ok());
+  CardState a = *folded;
+  CardState b = a;  // copy construction
+  CardState c;
+  c = a;  // copy assignment
+  REQUIRE(FoldJournalFrom(kPath, tail('a'), head.size(), a).ok());
+  REQUIRE(FoldJournalFrom(kPath, tail('b'), head.size(), b).ok());
+  REQUIRE(FoldJournalFrom(kPath, tail('c'), head.size(), c).ok());
+  REQUIRE(FoldJournalFrom(kPath, tail('d'), head.size(), *folded).ok());
+  for (auto [state, letter] :
+       {std::pair<CardState*, char>{&a, 'a'}, {&b, 'b'}, {&c, 'c'}, {&*folded, 'd'}}) {
+    CAPTURE(letter);
+    REQUIRE(state->artifact_records.size() == 2);
+    CHECK(state->artifact_records[0].path == "artifacts/2-prd.md");
+    CHECK(state->artifact_records[1].path == "artifacts/3-" + std::string(1, letter) + ".md");
+    CHECK(state->artifact_records[1].kind == std::string(1, letter));
+  }
+}
+
+// The same for a move: the moved-from holder keeps nothing to write into, so what it keeps
+// later cannot land on the strings the holder it moved into keeps. Fails if a move (either
+// kind) leaves the free tail to the moved-from holder as well.
+TEST_CASE("a record byte holder moved from writes nothing into the holder it moved into") {
+  RecordBytes from;
+  CHECK(from.Keep("first") == "first");
+  RecordBytes to = std::move(from);  // move construction
+  const std::string_view kept_to = to.Keep("to-1");
+  const std::string_view kept_from = from.Keep("xxxx");  // NOLINT(bugprone-use-after-move)
+  CHECK(kept_to == "to-1");
+  CHECK(kept_from == "xxxx");
+  RecordBytes assigned;
+  CHECK(assigned.Keep("old") == "old");
+  assigned = std::move(to);  // move assignment
+  const std::string_view kept_assigned = assigned.Keep("as-2");
+  const std::string_view kept_to_again = to.Keep("yyyy");  // NOLINT(bugprone-use-after-move)
+  CHECK(kept_assigned == "as-2");
+  CHECK(kept_to_again == "yyyy");
+  CHECK(kept_to == "to-1");
+  // Larger than a chunk: a chunk of its own size.
+  const std::string big(100000, 'b');
+  CHECK(assigned.Keep(big) == big);
+  CHECK(kept_assigned == "as-2");
 }

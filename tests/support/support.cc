@@ -289,7 +289,7 @@ std::string JudgedInputsOf(const std::string& root, const std::string& id,
   for (const std::string& label : labels) {
     const ArtifactRecord* found = nullptr;
     for (const ArtifactRecord& record : card->artifact_records) {
-      if (record.kind && *record.kind + ":" + std::to_string(record.rev) == label) {
+      if (record.kind && std::string(*record.kind) + ":" + std::to_string(record.rev) == label) {
         found = &record;
       }
     }
