@@ -205,6 +205,63 @@ TEST_CASE("the store-shape decoder accepts only what the general decoder decodes
   }
 }
 
+// The store-shape decoder matches a location name and its closing quote in place (a switch on
+// the name's first byte, issue 11 item 1) instead of scanning the string and looking the name
+// up. Every name, in each field that holds one, must decode to the location the general
+// decoder makes of it, and every near miss (a prefix, a letter dropped, changed or added, a
+// capital) must be left to the general decoder. Fails if a name maps to another location, or a
+// spelling that is no name is taken.
+TEST_CASE("the store-shape decoder reads every location name as the general decoder does") {
+  const std::vector<Location> all = {
+      Location::kDraft,     Location::kDesigning, Location::kReady, Location::kDeveloping,
+      Location::kReviewing, Location::kTesting,   Location::kDone,  Location::kBlocked};
+  size_t names = 0, misses = 0;
+  for (Location l : all) {
+    const std::string name(LocationName(l));
+    std::vector<std::string> spellings = {name, name + "s", name + "\"x"};
+    for (size_t i = 0; i < name.size(); ++i) {
+      spellings.push_back(name.substr(0, i));
+      spellings.push_back(name.substr(0, i) + name.substr(i + 1));
+      for (char c : {'x', 'e', static_cast<char>(name[i] - 'a' + 'A')}) {
+        std::string v = name;
+        v[i] = c;
+        if (v != name) spellings.push_back(v);
+      }
+    }
+    for (const std::string& s : spellings) {
+      const bool is_name = ParseLocation(s).has_value();
+      const std::vector<std::string> lines = {
+          R"({"rev":2,"at":"x","type":"transition","from":")" + s + R"(","to":"ready"})",
+          R"({"rev":2,"at":"x","type":"transition","from":"ready","to":")" + s + R"("})",
+          R"({"rev":3,"at":"x","type":"artifact","path":"p","stage":")" + s + R"(","kind":"k"})",
+      };
+      for (size_t field = 0; field < lines.size(); ++field) {
+        const std::string& line = lines[field];
+        CAPTURE(line);
+        JournalEntry fast;
+        const bool taken = DecodeStoreShapedLine(line, fast);
+        auto general = DecodeJournalLine(Escaped(line));  // the escape keeps it off the shape
+        const bool stage_of_blocked = field == 2 && s == "blocked";
+        CHECK(taken == (is_name && !stage_of_blocked));
+        CHECK(general.ok() == taken);
+        if (!taken) {
+          ++misses;
+          continue;
+        }
+        ++names;
+        REQUIRE(general.ok());
+        const std::optional<Location> read = field == 0   ? fast.from
+                                             : field == 1 ? fast.to
+                                                          : fast.stage;
+        CHECK(read == ParseLocation(s));
+        CHECK(EncodeJournalLine(fast) == EncodeJournalLine(*general));
+      }
+    }
+  }
+  CHECK(names == 3 * all.size() - 1);  // every name in every field but a blocked artifact
+  CHECK(misses > 500);
+}
+
 TEST_CASE("a tail fold equals the whole fold, line numbers in its errors included") {
   const std::string path = "/r/tasks/0001-a/journal.jsonl";
   const std::string head =
