@@ -10,11 +10,13 @@
 //    without entries, or the same refusal word for word.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "host/journal.h"
+#include "host/os.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace devflow {
@@ -80,6 +82,21 @@ void CheckFold(std::string_view content) {
   } else {
     DG_FUZZ_CHECK(lean->entries.empty() && SameFold(*lean, *state),
                   "the state-only fold yields the full fold's state");
+  }
+  // A decision's fold as the store makes it: over bytes it pins, its records viewing them. The
+  // caller's pointer goes first; the records must stay readable (ASan) and equal the full fold's.
+  {
+    auto bytes = std::make_shared<const FileBytes>(std::string(content));
+    Result<CardState> pinned =
+        FoldJournal("cards/1-x/journal.jsonl", std::move(bytes), FoldKeeps::kState);
+    DG_FUZZ_CHECK(pinned.ok() == state.ok(), "the pinned fold accepts what the full fold does");
+    if (!pinned.ok()) {
+      DG_FUZZ_CHECK(pinned.status().message() == state.status().message(),
+                    "the pinned fold refuses in the full fold's words");
+    } else {
+      DG_FUZZ_CHECK(pinned->entries.empty() && SameFold(*pinned, *state),
+                    "the pinned fold yields the full fold's state");
+    }
   }
   if (!state.ok()) {
     DG_FUZZ_CHECK(state.status().code() == "corrupt", "a fold error is \"corrupt\"");
