@@ -49,6 +49,7 @@
 #include <utility>
 
 #include "checker/reaper.h"
+#include "checker/redact.h"
 #include "checker/sandbox.h"
 #include "host/interrupt.h"
 
@@ -458,10 +459,12 @@ bool IsReservedName(const std::string& name) {
          name.rfind("DEVFLOW_GATE_", 0) == 0;
 }
 
-// The checker's whole environment (SPEC §5): nothing else of the host leaks.
+// The checker's whole environment (SPEC §5): nothing else of the host leaks. `passed` gets the
+// provider's `env:` values it holds, for the Redactor of the checker's output.
 std::vector<std::string> CheckerEnvironment(const ProviderConfig& provider,
                                             const CheckRequest& request, const std::string& scratch,
-                                            const std::string& path) {
+                                            const std::string& path,
+                                            std::vector<PassedValue>& passed) {
   const char* lang = HostEnv("LANG");
   std::vector<std::string> env = {
       "PATH=" + path,
@@ -479,7 +482,10 @@ std::vector<std::string> CheckerEnvironment(const ProviderConfig& provider,
     if (name.empty() || name.find('=') != std::string::npos || IsReservedName(name)) continue;
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
     seen.push_back(name);
-    if (const char* value = HostEnv(name.c_str())) env.push_back(name + "=" + value);
+    if (const char* value = HostEnv(name.c_str())) {
+      env.push_back(name + "=" + value);
+      passed.push_back(PassedValue{name, value});
+    }
   }
   return env;
 }
@@ -530,7 +536,8 @@ struct Run {
   std::string reply;
   std::string stderr_tail;
   int64_t stderr_bytes = 0;
-  int64_t reply_bytes = 0;  // stdout bytes read, the overflowing read included
+  bool stderr_trimmed = false;  // the tail lost the start of stderr
+  int64_t reply_bytes = 0;      // stdout bytes read, the overflowing read included
   std::array<char, 64 * 1024> out_buf{}, err_buf{};
   std::vector<asio::const_buffer> prompt_buffers;  // request.prompt's pieces, for the write
 
@@ -602,7 +609,10 @@ struct Run {
           stderr_tail.append(err_buf.data(), n);
           stderr_bytes += static_cast<int64_t>(n);
           const size_t keep = static_cast<size_t>(std::max<int64_t>(options.stderr_tail_bytes, 1));
-          if (stderr_tail.size() > 2 * keep) stderr_tail.erase(0, stderr_tail.size() - keep);
+          if (stderr_tail.size() > 2 * keep) {
+            stderr_tail.erase(0, stderr_tail.size() - keep);
+            stderr_trimmed = true;
+          }
           ReadStderr();
         });
   }
@@ -700,9 +710,16 @@ struct Run {
   // permissions to create new namespace`). A checker that imitates it only earns a re-probe.
   bool BwrapFailedToStart() const {
     return bwrap && !interrupted && !timed_out && !reply_over && WIFEXITED(native_status) &&
-           WEXITSTATUS(native_status) == 1 && reply_bytes == 0 &&
-           stderr_bytes == static_cast<int64_t>(stderr_tail.size()) &&
+           WEXITSTATUS(native_status) == 1 && reply_bytes == 0 && !stderr_trimmed &&
            stderr_tail.rfind("bwrap: ", 0) == 0;
+  }
+
+  // Every passed value the checker wrote, in the reply and the stderr tail, becomes a marker
+  // (checker/redact.h). The tail lost its start when trimmed; a reply over its cap lost its end.
+  void RedactOutput(const Redactor& redactor) {
+    if (redactor.empty()) return;
+    reply = redactor.Redact(reply, false, reply_over);
+    stderr_tail = redactor.Redact(stderr_tail, stderr_trimmed, false);
   }
 
   Status Outcome() const {
@@ -936,7 +953,10 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
       confinement = std::move(*prepared);
     }
 
-    std::vector<std::string> env = CheckerEnvironment(provider, request, scratch.path(), path);
+    std::vector<PassedValue> passed;
+    std::vector<std::string> env =
+        CheckerEnvironment(provider, request, scratch.path(), path, passed);
+    const Redactor redactor(passed);
     std::vector<const char*> envp;
     for (const std::string& e : env) envp.push_back(e.c_str());
     envp.push_back(nullptr);
@@ -1066,6 +1086,9 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     run.Loop();
     tree.End();
     BlockIfHalted();
+    // The one place the checker's bytes pass before the gate parses, keeps or prints them:
+    // from here on no `env:` value it quoted is left (checker/redact.h, trial15 L1).
+    run.RedactOutput(redactor);
     {
       std::lock_guard<std::mutex> lock(last_stderr_mutex_);
       last_stderr_ = run.stderr_tail;

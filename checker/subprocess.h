@@ -130,6 +130,12 @@ class CheckWaiter {
 /// `sandbox: off` included. The program is checked before the start (exists, executable) at every
 /// level.
 ///
+/// Everything the checker wrote — the reply, the stderr tail, hence the faults below and the
+/// evidence — is returned with each value passed under the provider's `env` redacted
+/// (checker/redact.h Redactor: `[redacted: NAME]`, values of 8 bytes or more, never longer
+/// than the text read; issue 7 item 5, trial15 L1). `reply_bytes` / `stderr_bytes` count the
+/// bytes as written.
+///
 /// Before the first spawn the host makes itself non-dumpable (PR_SET_DUMPABLE 0), so no
 /// checker without CAP_SYS_PTRACE can read its /proc/<pid>/environ or mem (issue 7 item 5).
 ///

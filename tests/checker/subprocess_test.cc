@@ -291,6 +291,39 @@ TEST_CASE("a non-zero exit without stderr reports only the code") {
   CHECK(reply.status().message() == "the checker ended with exit code 1");
 }
 
+TEST_CASE(
+    "a passed env value the checker writes is redacted in the fault, the evidence and the reply "
+    "(trial15 L1)") {
+  TempDir ws;
+  ::setenv("DG_API_KEY", "sk-T15SECRETKEY-0123456789", 1);
+  ::setenv("DG_SHORT", "1", 1);
+  const std::string script =
+      "cat >/dev/null; echo \"reply $DG_API_KEY $DG_SHORT\"; "
+      "echo \"key '$DG_API_KEY' short $DG_SHORT\" >&2; exit \"$1\"";
+  SubprocessChecker checker(
+      {Command("leak", {"/bin/sh", "-c", script, "leak", "1"}, {"DG_API_KEY", "DG_SHORT"}),
+       Command("ok", {"/bin/sh", "-c", script, "ok", "0"}, {"DG_API_KEY", "DG_SHORT"})},
+      "", FastOptions());
+  CheckEvidence evidence;
+  CheckRequest request = Request("leak", ws.path());
+  request.evidence = &evidence;
+  auto failed = checker.Dispatch(request);
+  auto replied = checker.Dispatch(Request("ok", ws.path()));
+  ::unsetenv("DG_API_KEY");
+  ::unsetenv("DG_SHORT");
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.status().message() ==
+        "the checker ended with exit code 1: key '[redacted: DG_API_KEY]' short 1");
+  CHECK(evidence.ran);
+  CHECK(evidence.reply == "reply [redacted: DG_API_KEY] 1\n");
+  CHECK(evidence.reply_bytes == 35);  // what the checker wrote, counted before redaction
+  CHECK(evidence.stderr_tail == "key '[redacted: DG_API_KEY]' short 1\n");
+  CHECK(checker.last_stderr() == "key '[redacted: DG_API_KEY]' short 1\n");
+  REQUIRE_MESSAGE(replied.ok(), replied.status().message());
+  CHECK(replied->text == "reply [redacted: DG_API_KEY] 1\n");
+  CHECK(replied->stderr_tail == "key '[redacted: DG_API_KEY]' short 1\n");
+}
+
 TEST_CASE("a checker killed by a signal reports the signal's name") {
   TempDir ws;
   SubprocessChecker checker({Command("kill", {Fixture("kill_self.sh"), "KILL"}),
