@@ -904,10 +904,11 @@ std::optional<VerdictClaim> StatedVetoIn(std::string_view text) {
 }
 
 // `text` with its inline markup hidden (trial14 R5, R9): HTML comments, inline tags
-// (`<span>`, `</b>`), emphasis and strike markers (`*`, `_`, `~`) and a hyphen at a line end
-// between letters (`ve-` + line end + `to`) become NUL, which the scan skips as it skips a
-// zero-width space, so `Ver<span>dict</span>`, `Ver**dict**` and `ve-\nto` are one word and
-// `Verdict: <!-- -->veto` one clause. Same length, so offsets hold. nullopt when none found.
+// (`<span>`, `</b>`), emphasis and strike markers (`*`, `_`, `~`), code span backticks
+// (trial15 A9) and a hyphen at a line end between letters (`ve-` + line end + `to`) become NUL,
+// which the scan skips as it skips a zero-width space, so `Ver<span>dict</span>`, `Ver**dict**`,
+// ``VE`TO` `` and `ve-\nto` are one word and `Verdict: <!-- -->veto` one clause. Same length,
+// so offsets hold. nullopt when none found.
 std::optional<std::string> Unmarked(std::string_view text) {
   std::string out(text);
   bool changed = false;
@@ -918,7 +919,7 @@ std::optional<std::string> Unmarked(std::string_view text) {
   };
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '*' || c == '_' || c == '~') {
+    if (c == '*' || c == '_' || c == '~' || c == '`') {
       hide(i, i + 1);
     } else if (c == '<' && text.substr(i, 4) == "<!--") {
       const size_t end = text.find("-->", i + 4);
@@ -941,13 +942,21 @@ std::optional<std::string> Unmarked(std::string_view text) {
   return out;
 }
 
-// A veto stated in prose (StatedVetoIn), as written or with its inline markup hidden
-// (Unmarked).
-std::optional<VerdictClaim> StatedVeto(std::string_view text) {
-  if (auto claim = StatedVetoIn(text)) return claim;
+// The markup read-through (trial14 R5, R9; trial15 A9): the first claim `scan` finds in `text`
+// as written, else with its inline markup hidden (Unmarked); offsets into `text` either way.
+// The prose before the deciding block (StatedVeto) and an allow's own words (OwnWordsClaim)
+// are both read through it.
+template <typename Scan>
+std::optional<VerdictClaim> ReadThroughMarkup(std::string_view text, const Scan& scan) {
+  if (auto claim = scan(text)) return claim;
   const std::optional<std::string> unmarked = Unmarked(text);
   if (!unmarked) return std::nullopt;
-  return StatedVetoIn(std::string_view(*unmarked));
+  return scan(std::string_view(*unmarked));
+}
+
+// A veto stated in prose (StatedVetoIn), as written or with its inline markup hidden.
+std::optional<VerdictClaim> StatedVeto(std::string_view text) {
+  return ReadThroughMarkup(text, [](std::string_view s) { return StatedVetoIn(s); });
 }
 
 }  // namespace
@@ -1023,47 +1032,194 @@ std::pair<char, size_t> FenceRun(std::string_view body) {
   return {body[0], n};
 }
 
-// Whether `text` at `at` holds the tag name `name` (ASCII case-insensitive) ending there.
-bool TagAt(std::string_view text, size_t at, std::string_view name) {
-  if (text.size() < at + name.size()) return false;
-  for (size_t k = 0; k < name.size(); ++k) {
-    if (Lower(text[at + k]) != name[k]) return false;
-  }
-  const size_t end = at + name.size();
-  return end == text.size() || text[end] == '>' || text[end] == ' ' || text[end] == '\t' ||
-         text[end] == '/' || text[end] == '\r';
-}
-
-// What hides text from a reader outside code: an open HTML comment, open <details> elements.
+// What hides text from a reader outside code (trial15 A8): CommonMark's HTML blocks (spec 0.30
+// §4.6, start conditions 1-7) and the HTML elements a browser holds open. A fenced block after
+// any of them is no top-level block (HtmlNested).
 struct HtmlState {
+  // Inside a construct that runs to a marker, its bytes raw (fences are not fences): a comment
+  // `<!--` (to `-->`), a processing instruction `<?` (`?>`), a declaration `<!X` (`>`), CDATA
+  // `<![CDATA[` (`]]>`), anywhere outside code, or a line that starts `<script`, `<pre`,
+  // `<style` or `<textarea` (to its end tag; ASCII case-insensitive).
   bool in_comment = false;
-  size_t details = 0;
+  std::string until;
+  bool html_block = false;        // inside an HTML block of kind 6 or 7 (up to a blank line)
+  std::vector<std::string> open;  // the elements started and not yet ended, outermost first
+  std::string raw_until;          // in a raw text element (`<style>`): its end tag, `</style`
+  bool raw_forever = false;       // after `<plaintext>`: nothing ends it
+  char in_tag = 0;            // inside a tag across lines: 0 no, '>' yes, '"' or '\'' in a value
+  bool spans_unsure = false;  // a backtick run without its closer in this paragraph
 };
 
-// `state` after the HTML of `text` (outside code): `<!--` … `-->`, `<details` … `</details>`.
+constexpr std::string_view kInHtmlBlock = "inside an HTML block";
+constexpr std::string_view kInHtmlConstruct = "inside an unclosed <! or <? construct";
+constexpr std::string_view kInOpenElement = "after an HTML element left open";
+
+// Where `marker` (lower case) next occurs in `text` from `from`, ASCII case-insensitive.
+size_t FindFolded(std::string_view text, std::string_view marker, size_t from) {
+  for (size_t i = from; i + marker.size() <= text.size(); ++i) {
+    size_t k = 0;
+    while (k < marker.size() && Lower(text[i + k]) == marker[k]) ++k;
+    if (k == marker.size()) return i;
+  }
+  return std::string_view::npos;
+}
+
+// The tag name (lower case) `text` holds at `at`: an ASCII letter, then letters, digits and
+// `-`, ended by white space, `/`, `>` or the end of `text`. "" when there is none.
+std::string TagNameAt(std::string_view text, size_t at) {
+  if (at >= text.size() || !IsAsciiLetter(text[at])) return {};
+  size_t end = at;
+  while (end < text.size() && (IsWordChar(text[end]) || text[end] == '-')) ++end;
+  if (end < text.size() && !(text[end] == ' ' || text[end] == '\t' || text[end] == '\r' ||
+                             text[end] == '\n' || text[end] == '/' || text[end] == '>')) {
+    return {};
+  }
+  std::string name(text.substr(at, end - at));
+  for (char& c : name) c = Lower(c);
+  return name;
+}
+
+bool IsVoidElement(std::string_view name) {
+  return OneOf(name, {"area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr",
+                      "img", "input", "keygen", "link", "meta", "param", "source", "track", "wbr"});
+}
+
+// The elements whose content a browser reads as raw text, up to their end tag.
+bool IsRawTextElement(std::string_view name) {
+  return OneOf(name, {"script", "style", "textarea", "title", "xmp", "iframe", "noembed",
+                      "noframes", "noscript"});
+}
+
+// CommonMark's kind 6 block names (spec 0.30 §4.6).
+bool IsBlockTagName(std::string_view name) {
+  static const std::set<std::string_view> kNames = {
+      "address", "article",  "aside",   "base",     "basefont", "blockquote", "body",
+      "caption", "center",   "col",     "colgroup", "dd",       "details",    "dialog",
+      "dir",     "div",      "dl",      "dt",       "fieldset", "figcaption", "figure",
+      "footer",  "form",     "frame",   "frameset", "h1",       "h2",         "h3",
+      "h4",      "h5",       "h6",      "head",     "header",   "hr",         "html",
+      "iframe",  "legend",   "li",      "link",     "main",     "menu",       "menuitem",
+      "nav",     "noframes", "ol",      "optgroup", "option",   "p",          "param",
+      "search",  "section",  "summary", "table",    "tbody",    "td",         "tfoot",
+      "th",      "thead",    "title",   "tr",       "track",    "ul"};
+  return kNames.count(name) != 0;
+}
+
+// Past the rest of a tag from `i` (its attributes; quoted values may hold `>`, `<` and line
+// ends): where it ends, or text.size() with state->in_tag set when it goes on past `text`.
+size_t SkipTag(std::string_view text, size_t i, HtmlState* state) {
+  char quote = state->in_tag == '"' || state->in_tag == '\'' ? state->in_tag : 0;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '>') {
+      state->in_tag = 0;
+      return i + 1;
+    }
+  }
+  state->in_tag = quote != 0 ? quote : '>';
+  return text.size();
+}
+
+// `state` after the HTML of `text` (outside code; a part of one line, or a whole line): the
+// constructs that run to a marker (HtmlState::in_comment), start and end tags (void elements
+// start nothing; `<x/>` of another element starts it, as a browser reads it), raw text
+// elements, and inline code spans, whose content is no HTML. A code span counts only when its
+// closing run stands in the same `text` and nothing could make CommonMark pair the runs
+// otherwise (no `|` or backslash in `text`, no unmatched run earlier in the paragraph, not in
+// an HTML block); else its content is read as HTML too, which can only hide more.
 void ScanHtml(std::string_view text, HtmlState* state) {
+  const bool spans_here =
+      text.find('|') == std::string_view::npos && text.find('\\') == std::string_view::npos;
   for (size_t i = 0; i < text.size();) {
+    if (state->raw_forever) return;
+    if (state->in_tag != 0) {
+      i = SkipTag(text, i, state);
+      continue;
+    }
     if (state->in_comment) {
-      const size_t end = text.find("-->", i);
+      const size_t end = FindFolded(text, state->until, i);
       if (end == std::string_view::npos) return;
       state->in_comment = false;
-      i = end + 3;
+      i = end + state->until.size();
       continue;
     }
-    const size_t lt = text.find('<', i);
-    if (lt == std::string_view::npos) return;
-    if (text.substr(lt, 4) == "<!--") {
+    if (!state->raw_until.empty()) {
+      size_t end = FindFolded(text, state->raw_until, i);
+      while (end != std::string_view::npos &&
+             TagNameAt(text, end + 2) != state->raw_until.substr(2)) {
+        end = FindFolded(text, state->raw_until, end + 1);
+      }
+      if (end == std::string_view::npos) return;
+      const auto it = std::find(state->open.rbegin(), state->open.rend(),
+                                std::string_view(state->raw_until).substr(2));
+      if (it != state->open.rend()) state->open.erase(std::prev(it.base()), state->open.end());
+      state->raw_until.clear();
+      i = SkipTag(text, end + 2, state);
+      continue;
+    }
+    if (text[i] == '`') {
+      size_t run = i;
+      while (run < text.size() && text[run] == '`') ++run;
+      const size_t n = run - i;
+      size_t close = std::string_view::npos;
+      for (size_t at = text.find('`', run); at != std::string_view::npos;) {
+        size_t end = at;
+        while (end < text.size() && text[end] == '`') ++end;
+        if (end - at == n) {
+          close = at;
+          break;
+        }
+        at = text.find('`', end);
+      }
+      if (close != std::string_view::npos && spans_here && !state->spans_unsure &&
+          !state->html_block) {
+        i = close + n;
+      } else {
+        if (close == std::string_view::npos) state->spans_unsure = true;
+        i = run;
+      }
+      continue;
+    }
+    if (text[i] != '<') {
+      ++i;
+      continue;
+    }
+    const std::string_view rest = text.substr(i);
+    std::string_view until;
+    if (rest.substr(0, 4) == "<!--") {
+      until = "-->";
+    } else if (rest.substr(0, 9) == "<![CDATA[") {
+      until = "]]>";
+    } else if (rest.substr(0, 2) == "<?") {
+      until = "?>";
+    } else if (rest.size() > 2 && rest[1] == '!' && IsAsciiLetter(rest[2])) {
+      until = ">";
+    }
+    if (!until.empty()) {
       state->in_comment = true;
-      i = lt + 4;
+      state->until = std::string(until);
+      i += until == "-->" ? 4 : 2;
       continue;
     }
-    if (TagAt(text, lt + 1, "details")) {
-      ++state->details;
-    } else if (lt + 1 < text.size() && text[lt + 1] == '/' && TagAt(text, lt + 2, "details") &&
-               state->details > 0) {
-      --state->details;
+    const bool end_tag = rest.size() > 1 && rest[1] == '/';
+    const std::string name = TagNameAt(text, i + (end_tag ? 2 : 1));
+    if (name.empty()) {
+      ++i;
+      continue;
     }
-    i = lt + 1;
+    if (end_tag) {  // ends the latest open element of that name and every one inside it
+      const auto it = std::find(state->open.rbegin(), state->open.rend(), name);
+      if (it != state->open.rend()) state->open.erase(std::prev(it.base()), state->open.end());
+    } else if (!IsVoidElement(name)) {
+      state->open.push_back(name);
+      if (name == "plaintext") state->raw_forever = true;
+      if (IsRawTextElement(name)) state->raw_until = "</" + name;
+    }
+    i = SkipTag(text, i + name.size() + (end_tag ? 2 : 1), state);
   }
 }
 
@@ -1084,6 +1240,51 @@ size_t ListMarker(std::string_view rest) {
     return marker;
   }
   return 0;
+}
+
+// `state` at the start of a line outside code, before ScanHtml reads it (`body`: the line after
+// its indent of `columns`; `paragraph`: the line before continues a paragraph). A blank line
+// ends an HTML block of kind 6 or 7 and a paragraph's code spans. A line at most 3 columns in
+// that starts `<script`, `<pre`, `<style` or `<textarea` opens a kind 1 block, raw to its end
+// tag; one that starts a tag of CommonMark's block names opens a kind 6 block; one that is a
+// single start or end tag of any other name, not continuing a paragraph, a kind 7 block.
+void HtmlAtLineStart(std::string_view body, size_t columns, bool paragraph, HtmlState* state) {
+  if (IsBlankLine(body)) {
+    state->html_block = false;
+    state->spans_unsure = false;
+    return;
+  }
+  if (columns > 3 || state->in_comment || state->in_tag != 0 || state->raw_forever ||
+      !state->raw_until.empty() || state->html_block || body.size() < 2 || body[0] != '<') {
+    return;
+  }
+  const bool end_tag = body[1] == '/';
+  const std::string name = TagNameAt(body, end_tag ? 2 : 1);
+  if (name.empty()) return;
+  if (!end_tag && OneOf(name, {"script", "pre", "style", "textarea"})) {
+    state->in_comment = true;
+    state->until = "</" + name + ">";
+    return;
+  }
+  if (IsBlockTagName(name)) {
+    state->html_block = true;
+    return;
+  }
+  if (paragraph) return;
+  HtmlState probe;
+  const size_t end = SkipTag(body, (end_tag ? 2 : 1) + name.size(), &probe);
+  if (probe.in_tag == 0 && IsBlankLine(body.substr(end))) state->html_block = true;
+}
+
+// Why a fenced block at `state` is no top-level block, or "" when nothing hides it.
+std::string_view HtmlNested(const HtmlState& state) {
+  if (state.in_comment) return state.until == "-->" ? kInComment : kInHtmlConstruct;
+  if (state.html_block) return kInHtmlBlock;
+  if (std::find(state.open.begin(), state.open.end(), "details") != state.open.end()) {
+    return kInDetails;
+  }
+  if (!state.open.empty() || state.in_tag != 0) return kInOpenElement;
+  return {};
 }
 
 // Where a block whose opener follows `prefix` on its line (outside fences, comments and
@@ -1151,16 +1352,17 @@ void MarkNested(std::string_view reply, std::vector<FencedBlock>* blocks) {
         (*blocks)[next].nested = kInIndentedCode;
       }
     } else {
-      const bool opens = !html.in_comment && in <= 3 && FenceRun(body).first != 0;
+      HtmlAtLineStart(body, in, paragraph, &html);
+      const bool opens =
+          !html.in_comment && !html.html_block && in <= 3 && FenceRun(body).first != 0;
       size_t at = line_at;
       for (; next < blocks->size() && opener(next) <= line_end; ++next) {
         const size_t open = opener(next);
         ScanHtml(reply.substr(at, open - at), &html);
         at = open;
-        std::string_view nested = html.in_comment ? kInComment
-                                  : html.details
-                                      ? kInDetails
-                                      : PrefixNested(reply.substr(line_at, open - line_at));
+        const std::string_view hidden = HtmlNested(html);
+        std::string_view nested =
+            hidden.empty() ? PrefixNested(reply.substr(line_at, open - line_at)) : hidden;
         if (!items.empty() && (nested.empty() || nested == kInIndentedCode)) nested = kInListItem;
         (*blocks)[next].nested = nested;
       }
@@ -1500,13 +1702,42 @@ std::optional<VerdictClaim> RefusalClaim(std::string_view text) {
   return clause_claim();
 }
 
+// A positive word struck out in an allow's own words (trial15 A9): `~~allow~~` (exactly two
+// tildes each side, as the clause rule reads a strike) refuses, as `Verdict: ~~allow~~` does in
+// prose. The positive word, when found.
+std::optional<VerdictClaim> StruckPositive(std::string_view text) {
+  bool struck = false;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == '~') {
+      size_t run = i;
+      while (run < text.size() && text[run] == '~') ++run;
+      if (run - i == 2) struck = !struck;
+      i = run;
+      continue;
+    }
+    const Unit u = UnitAt(text, i);
+    if (u.c == '\n' && i + 1 < text.size() && text[i + 1] == '\n') struck = false;
+    if (!IsWordChar(u.c)) {
+      i += u.length;
+      continue;
+    }
+    const Word word = ReadWord(text, i);
+    if (struck && IsPositiveWord(word.Text())) return VerdictClaim{word.at, word.end};
+    i = word.end;
+  }
+  return std::nullopt;
+}
+
 // What an allow's summary or finding may not say (ParseLast): the after-block scan
 // (FindVerdictClaim: a verdict key, a keyword statement, a lone veto/reject/deny word) or a
 // refusal without the keyword (RefusalClaim), in either reading of its hidden boundaries.
 std::optional<VerdictClaim> OwnWordsClaim(std::string_view text) {
-  return InEitherReading(text, [](std::string_view s) {
-    if (auto claim = FindVerdictClaim(s, ClaimForms::kKeysAndStatements)) return claim;
-    return RefusalClaim(s);
+  if (auto claim = StruckPositive(text)) return claim;
+  return ReadThroughMarkup(text, [](std::string_view read) {
+    return InEitherReading(read, [](std::string_view s) {
+      if (auto claim = FindVerdictClaim(s, ClaimForms::kKeysAndStatements)) return claim;
+      return RefusalClaim(s);
+    });
   });
 }
 
