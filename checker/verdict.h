@@ -27,7 +27,8 @@ struct FencedBlock {
   bool closed = true;        // false: the reply ended inside this block (only ever the last)
   /// "" when the block is a top-level fenced block as a CommonMark reader sees the reply; else
   /// where it is hidden or nested, in words: "inside an HTML comment", "inside a <details>
-  /// element", "inside a ~~~ fence", "inside a longer ``` fence", "inside a blockquote",
+  /// element", "inside an HTML block", "inside an unclosed <! or <? construct", "after an HTML
+  /// element left open", "inside a ~~~ fence", "inside a longer ``` fence", "inside a blockquote",
   /// "inside an indented code block", "inside a list item", "after text on its line". A static
   /// string (issue 7, trial13 e60 e61 j02-j04; docs/checker-protocol.md "Which block decides").
   std::string_view nested;
@@ -41,14 +42,18 @@ struct FencedBlock {
 /// The same pass reads the reply line by line as CommonMark does and sets each block's
 /// `nested`: a ``` or ~~~ fence line (at most 3 spaces in) opens a fence that only a line of
 /// at least as many of the same character closes (an unclosed one runs to the reply's end);
-/// a line 4 or more columns in, outside a paragraph, is indented code; `<!--` outside code
-/// opens a comment up to `-->` (or the end); `<details` opens an element up to its
-/// `</details>` (or the end); a block whose opener line starts with `>`, a list marker, 4 or
-/// more columns or other text is no top-level fenced block. A list marker line opens a list
-/// item whose content column is where its text starts; a later non-blank line indented to that
-/// column is the item's content (a fence there is "inside a list item", also after a blank
-/// line), and a line indented less ends the item unless it lazily continues its paragraph
-/// (trial15 A3).
+/// a line 4 or more columns in, outside a paragraph, is indented code; raw HTML outside code
+/// hides what follows as CommonMark (0.30 §4.6, HTML block start conditions 1-7) and a browser
+/// read it (trial15 A8): `<!--`, `<?`, `<!X`, `<![CDATA[` run to `-->`, `?>`, `>`, `]]>` (or the
+/// end), a line starting `<script`/`<pre`/`<style`/`<textarea` to its end tag, a line starting
+/// a block-name tag (or one tag alone, outside a paragraph) to a blank line, and a start tag of
+/// any non-void element keeps it open until its end tag (quoted attribute values, raw text
+/// elements and same-line code spans read as a browser and CommonMark read them); a block
+/// whose opener line starts with `>`, a list marker, 4 or more columns or other text is no
+/// top-level fenced block. A list marker line opens a list item whose content column is where
+/// its text starts; a later non-blank line indented to that column is the item's content (a
+/// fence there is "inside a list item", also after a blank line), and a line indented less ends
+/// the item unless it lazily continues its paragraph (trial15 A3).
 std::vector<FencedBlock> FencedBlocks(std::string_view reply);
 
 /// Whether a block claims to be a verdict: the first word of its info string is `json` (ASCII
