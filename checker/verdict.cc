@@ -1278,7 +1278,10 @@ void HtmlAtLineStart(std::string_view body, size_t columns, bool paragraph, Html
 
 // Why a fenced block at `state` is no top-level block, or "" when nothing hides it.
 std::string_view HtmlNested(const HtmlState& state) {
-  if (state.in_comment) return state.until == "-->" ? kInComment : kInHtmlConstruct;
+  if (state.in_comment) {
+    if (state.until == "-->") return kInComment;
+    return state.until.substr(0, 2) == "</" ? kInHtmlBlock : kInHtmlConstruct;
+  }
   if (state.html_block) return kInHtmlBlock;
   if (std::find(state.open.begin(), state.open.end(), "details") != state.open.end()) {
     return kInDetails;

@@ -44,6 +44,11 @@ TEST_CASE(
     CHECK(LastNested(reply) == "inside an unclosed <! or <? construct");
     CHECK_FALSE(ParseLastVerdict(reply).has_value());
   }
+  // A line that starts <pre>, <script>, <style> or <textarea> is a kind 1 HTML block, raw up to
+  // its end tag.
+  CHECK(LastNested(After("Reasoning.\n\n<pre>\n\n")) == "inside an HTML block");
+  CHECK(LastNested(After("<STYLE>\n</div>\n")) == "inside an HTML block");
+  CHECK(LastNested(After("<pre>\n</pre>\n\n")).empty());
   // Closed, they hide nothing after them.
   for (const std::string closed : {"<![CDATA[ x ]]>\n\n", "<?x y ?>\n\n", "<!DOCTYPE html>\n\n"}) {
     CAPTURE(closed);
