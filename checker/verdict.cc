@@ -1124,6 +1124,25 @@ size_t SkipTag(std::string_view text, size_t i, HtmlState* state) {
   return text.size();
 }
 
+// An end tag `</name>`: ends the latest open element of that name and every one opened inside
+// it, unless one of those is a boundary of HTML's element scopes (`<table>`, `<td>`,
+// `<template>`, `<object>`, `<svg>`, ... and, to be safe, lists, `<button>`, `<select>`), past
+// which a browser ignores the end tag (`<div hidden><table></div>` leaves the div open).
+void EndElement(std::string_view name, HtmlState* state) {
+  const auto it = std::find(state->open.rbegin(), state->open.rend(), name);
+  if (it == state->open.rend()) return;
+  for (auto inner = state->open.rbegin(); inner != it; ++inner) {
+    if (OneOf(*inner,
+              {"applet", "caption",       "html",          "table", "td",     "th",     "marquee",
+               "object", "template",      "svg",           "math",  "button", "select", "ol",
+               "ul",     "foreignobject", "desc",          "title", "mi",     "mo",     "mn",
+               "ms",     "mtext",         "annotation-xml"})) {
+      return;
+    }
+  }
+  state->open.erase(std::prev(it.base()), state->open.end());
+}
+
 // `state` after the HTML of `text` (outside code; a part of one line, or a whole line): the
 // constructs that run to a marker (HtmlState::in_comment), start and end tags (void elements
 // start nothing; `<x/>` of another element starts it, as a browser reads it), raw text
@@ -1211,9 +1230,8 @@ void ScanHtml(std::string_view text, HtmlState* state) {
       ++i;
       continue;
     }
-    if (end_tag) {  // ends the latest open element of that name and every one inside it
-      const auto it = std::find(state->open.rbegin(), state->open.rend(), name);
-      if (it != state->open.rend()) state->open.erase(std::prev(it.base()), state->open.end());
+    if (end_tag) {
+      EndElement(name, state);
     } else if (!IsVoidElement(name)) {
       state->open.push_back(name);
       if (name == "plaintext") state->raw_forever = true;
