@@ -51,8 +51,10 @@ void Check(const std::string& prompt, const std::vector<std::string>& args,
   }
   DG_FUZZ_CHECK(rc == 0, "a prompt always gets a verdict");
   DG_FUZZ_CHECK(err.str().empty(), "a verdict run writes nothing on stderr");
-  // The reply echoes the card id and edge before the verdict; real ones hold no backticks.
-  if (parts->card_id.find('`') != std::string::npos || parts->edge.find('`') != std::string::npos)
+  // The reply echoes the card id and edge before the verdict; real ones hold no backticks and no
+  // `<` (an HTML start tag left open there hides the block after it; trial15 A8).
+  if (parts->card_id.find_first_of("`<") != std::string::npos ||
+      parts->edge.find_first_of("`<") != std::string::npos)
     return;
   const std::string reply = out.str();
   const std::optional<Verdict> verdict = ParseLastVerdict(reply);
