@@ -9,8 +9,13 @@
 //    park with ctx.devflow.transition(…) WITHOUT awaiting it (the deadlock rule: the waterfall
 //    runs inside the card's serial turn, so awaiting a write on the same card would wait for
 //    the very transition that is waiting for it);
-//  - the server unreachable, slower than timeoutMs, or answering anything unexpected → veto
-//    naming the fault, and park: a missing gate never waves a move through.
+//  - the server unreachable, slower than timeoutMs, or answering anything unexpected, or any
+//    exception on the way → veto naming the fault, and park: a missing gate never waves a move
+//    through;
+//  - an attempt that is itself a park (to `blocked`) never queues another park: it is vetoed
+//    like any other when the server cannot decide, and that is all (trial15 W1: the park of a
+//    park of a park … ran ~700 times a second while the server was down). One attempt makes at
+//    most one park, and so at most two admission requests (docs/decisions.md).
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { readFileSync } from 'node:fs'
@@ -88,14 +93,53 @@ export interface Config {
   timeoutMs: number
 }
 
+/**
+ * What is wrong with `url` for this plugin, or undefined when it can be used: it must parse, be
+ * plain `http:` (the server speaks HTTP/1.1 without TLS; a unix socket goes in `socket`), carry
+ * no user or password (the token goes in `tokenFile`), and name no path, query or fragment
+ * (the server answers at `/v1/admit`; a prefix such as `http://h/gate/` would be dropped).
+ * Checked when the config is loaded (trial15 R4: such urls loaded, then every attempt threw).
+ */
+export function urlProblem(url: string): string | undefined {
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch {
+    return `url ${JSON.stringify(url)} is not a URL; write http://HOST:PORT`
+  }
+  if (u.protocol !== 'http:') {
+    return `url ${JSON.stringify(url)} uses ${JSON.stringify(u.protocol)}; devflow-gate serve speaks plain http:// ` +
+      '(a unix socket goes in "socket")'
+  }
+  if (u.username || u.password) {
+    return `url ${JSON.stringify(url)} carries a user or password; put the bearer token in "tokenFile"`
+  }
+  if (u.pathname !== '/' || u.search || u.hash) {
+    return `url ${JSON.stringify(url)} has a path, query or fragment; devflow-gate serve answers at /v1/admit ` +
+      'of its own root, so write only http://HOST:PORT'
+  }
+  return undefined
+}
+
+// (schemastery 3.18 calls a transform without its options, so the path is given here.)
+const Url = Schema.transform(Schema.string(), (url: string) => {
+  const problem = urlProblem(url)
+  if (problem) throw new Schema.ValidationError(problem, { path: ['url'] })
+  return url
+}, true)
+
 export const Config: Schema<Config> = Schema.object({
   socket: Schema.string().description('unix socket path of devflow-gate serve'),
-  url: Schema.string().description('base URL of a devflow-gate serve TCP listener'),
+  url: Url.description('base URL of a devflow-gate serve TCP listener: http://HOST:PORT'),
   tokenFile: Schema.string().description('file holding the bearer token'),
   timeoutMs: Schema.natural().min(1).default(610000).description('admission budget in ms'),
 })
 
 const PARK_ACTOR: DevActor = { kind: 'command', name: 'devflow-gate-cordis' }
+/** What a fail-closed veto says of its park (the server's kParkClaim, host/waterfall.h). */
+const PARK_CLAIM = '; the card is parked blocked until the deployment recovers'
+/** What a fail-closed veto of a park says instead: no park of the park is queued. */
+const NO_PARK = 'this attempt is itself a park, so no further park is queued and the card stays where it is'
 
 interface ServerDecision {
   allowed: boolean
@@ -149,7 +193,10 @@ function decode(status: number, body: string): ServerDecision | string {
   return d as ServerDecision
 }
 
-/** POST /v1/admit; resolves with the decision or a fault text, never rejects. */
+/**
+ * POST /v1/admit; resolves with the decision or a fault text. An exception on the way (a
+ * request node cannot make) rejects; the listener turns that into a fault too.
+ */
 function admit(config: Config, token: string | undefined, attempt: TransitionAttempt): Promise<ServerDecision | string> {
   const body = JSON.stringify({
     id: attempt.id,
@@ -202,6 +249,9 @@ export function apply(ctx: Context, config: Config) {
   if (!!config.socket === !!config.url) {
     throw new Error('devflow-gate-cordis: set exactly one of "socket" or "url"')
   }
+  // The schema refuses these already; a host that calls apply() without it is refused here.
+  const problem = config.url ? urlProblem(config.url) : undefined
+  if (problem) throw new Error(`devflow-gate-cordis: ${problem}`)
   const token = config.tokenFile ? readFileSync(config.tokenFile, 'utf8').trim() : undefined
   if (config.tokenFile && !token) {
     throw new Error(`devflow-gate-cordis: tokenFile ${config.tokenFile} is empty`)
@@ -229,17 +279,47 @@ export function apply(ctx: Context, config: Config) {
 
   ctx.effect(() => ctx.on('devflow/transition', async (attempt: TransitionAttempt, next) => {
     const edge = `${attempt.from}->${attempt.to}`
-    const answer = await admit(config, token, attempt)
+    // A park is an ordinary transition to `blocked` through this same waterfall (reference
+    // §1.5, §4.10): parking it again would park the park, without end while the server is
+    // down (trial15 W1). It is vetoed when the server cannot decide, and nothing is queued.
+    const isPark = attempt.to === 'blocked'
+    let answer: ServerDecision | string
+    try {
+      answer = await admit(config, token, attempt)
+    } catch (error: any) {
+      // admit() resolves every fault it knows; anything else is a fault too, never a rejection
+      // out of the waterfall (trial15 R4: the store took it for an infrastructure failure).
+      answer = `the admission request failed: ${error?.message ?? String(error)}`
+    }
     if (typeof answer === 'string') {
+      if (isPark) {
+        return {
+          allowed: false,
+          reason: `devflow-gate admission for ${edge} could not run: ${answer}; ${NO_PARK}`,
+        }
+      }
       queuePark(attempt, { by: PARK_ACTOR, reason: `devflow-gate admission for ${edge} failed closed: ${answer}` })
       return {
         allowed: false,
-        reason: `devflow-gate admission for ${edge} could not run: ${answer}; the card is parked blocked until the deployment recovers`,
+        reason: `devflow-gate admission for ${edge} could not run: ${answer}${PARK_CLAIM}`,
       }
     }
     if (!answer.allowed) {
-      if (answer.park) queuePark(attempt, answer.park)
-      return { allowed: false, reason: answer.reason! }
+      if (!answer.park) return { allowed: false, reason: answer.reason! }
+      if (!isPark) {
+        queuePark(attempt, answer.park)
+        return { allowed: false, reason: answer.reason! }
+      }
+      // The server failed closed on a park (a check configured on an edge into `blocked`):
+      // its reason claims a park that is not queued; say what happened instead.
+      const reason = answer.reason!
+      const at = reason.indexOf(PARK_CLAIM)
+      return {
+        allowed: false,
+        reason: at < 0
+          ? `${reason}; ${NO_PARK}`
+          : `${reason.slice(0, at)}; ${NO_PARK}${reason.slice(at + PARK_CLAIM.length)}`,
+      }
     }
     const downstream = await next()
     if (!downstream.allowed) return downstream // a downstream veto passes back unchanged

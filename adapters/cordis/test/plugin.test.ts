@@ -65,6 +65,10 @@ plugins:
           provider: checker
           inputs: [design]
           prompt: Check the design.
+        'designing->blocked':
+          provider: checker
+          inputs: [design]
+          prompt: Check the park.
       checkTimeoutMs: 10000
 `)
   writeFileSync(join(dir, 'design.md'), '# Design\n\nFine.\n')
@@ -146,6 +150,60 @@ async function deploy(config: Partial<gate.Config>): Promise<Deployment> {
       return decision
     },
   }
+}
+
+// A deployment whose fake store RUNS the devflow/transition waterfall for every transition it
+// is asked for, as the real store does (a park is an ordinary transition, reference §1.5), and
+// commits when it allows. `settled()` waits for every transition asked for so far, and for the
+// turn of the event loop after it, in which a listener would have queued the next one. It
+// refuses to run more than `cap` transitions, so a looping plugin fails the test, not the run.
+async function deployRunning(config: Partial<gate.Config>, cap = 20) {
+  const root = new Context()
+  const calls: TransitionRequest[] = []
+  const results: { ok: boolean, code?: string, message?: string }[] = []
+  const pending: Promise<unknown>[] = []
+  const store = {
+    transition(req: TransitionRequest) {
+      calls.push(req)
+      if (calls.length > cap) return Promise.resolve({ ok: false, code: 'test-cap', message: 'too many transitions' })
+      const attempt: TransitionAttempt = {
+        id: req.id, from: 'designing', to: req.to, expectedRevision: req.expectedRevision, by: req.by,
+        ...(req.reason !== undefined ? { reason: req.reason } : {}), root: req.root!, at: '2026-12-04T00:00:00.000Z',
+      }
+      const done = Promise.resolve((root as any).waterfall('devflow/transition', attempt, () => ({ allowed: true })))
+        .then((d: TransitionDecision) => {
+          const result = d.allowed ? { ok: true } : { ok: false, code: 'vetoed', message: d.reason }
+          results.push(result)
+          return result
+        })
+      pending.push(done)
+      return done
+    },
+  }
+  await root.plugin({ name: 'fake-devflow', apply(ctx: Context) { ctx.provide('devflow', store) } })
+  await root.plugin(gate, { timeoutMs: 20000, ...config })
+  const settled = async () => {
+    for (let seen = -1; seen !== pending.length;) {
+      seen = pending.length
+      await Promise.all(pending)
+      await new Promise((r) => setImmediate(r)) // a park queued on the way back is asked for now
+    }
+  }
+  return { root, calls, results, settled }
+}
+
+// A unix socket server that answers every request with `status` and counts them.
+async function answering(path: string, status: number) {
+  let requests = 0
+  const server: Server = createServer((c) => {
+    c.once('data', () => {
+      requests++
+      const body = '{"error":"the queue is full"}'
+      c.end(`HTTP/1.1 ${status} Whatever\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
+    })
+  })
+  await new Promise<void>((r) => server.listen(path, r))
+  return { server, requests: () => requests }
 }
 
 function attemptOf(id: string, root: string): TransitionAttempt {
@@ -253,6 +311,86 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     await root.plugin({ name: 'fake-devflow', apply(ctx: Context) { ctx.provide('devflow', { transition: async () => ({ ok: true }) }) } })
     await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', url: 'http://127.0.0.1:1', timeoutMs: 10 }) }, /exactly one of "socket" or "url"/)
     await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', timeoutMs: -1 } as any) })
+  })
+
+  // trial15 W1: the park is itself a transition through this waterfall; with the server down
+  // the plugin vetoed the park and parked again, ~700 parks a second from one attempt.
+  test('with the server down, one attempt makes exactly one park, and the park parks nothing', async () => {
+    const d = await deployRunning({ socket: join(ws.dir, 'no-such.sock') })
+    const decision = await d.root.waterfall('devflow/transition', attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true }))
+    assert.equal(decision.allowed, false)
+    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission server at unix:.*no-such\.sock cannot be reached: .*; the card is parked blocked until the deployment recovers$/)
+    await d.settled()
+    assert.equal(d.calls.length, 1, `park transitions asked for: ${d.calls.length}`)
+    assert.deepEqual({ ...d.calls[0], reason: undefined }, {
+      id: ws.cards.allow, to: 'blocked', expectedRevision: 3, by: { kind: 'command', name: 'devflow-gate-cordis' }, reason: undefined, root: ws.root,
+    })
+    // The park itself is vetoed (closed: no gate, no move), naming the fault, and queues nothing.
+    assert.equal(d.results.length, 1)
+    assert.equal(d.results[0].ok, false)
+    assert.match(d.results[0].message!, /^devflow-gate admission for designing->blocked could not run: .*cannot be reached: .*; this attempt is itself a park, so no further park is queued and the card stays where it is$/)
+  })
+
+  test('with the server answering 503, one attempt asks it twice: the attempt and its one park', async () => {
+    const busy = await answering(join(ws.dir, 'busy.sock'), 503)
+    try {
+      const d = await deployRunning({ socket: join(ws.dir, 'busy.sock') })
+      const decision = await d.root.waterfall('devflow/transition', attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true }))
+      assert.match((decision as any).reason, /could not run: the admission server answered HTTP 503: the queue is full; the card is parked/)
+      await d.settled()
+      assert.equal(busy.requests(), 2)
+      assert.equal(d.calls.length, 1)
+      assert.match(d.results[0].message!, /designing->blocked could not run: the admission server answered HTTP 503: .*no further park is queued/)
+    } finally {
+      busy.server.close()
+    }
+  })
+
+  test('a park the real server fails closed on is vetoed without queuing another park', async () => {
+    // The workspace gates designing->blocked too (reference §4.12: a check on an edge into
+    // blocked also runs on the gate's own park); the fault card's checker fails there.
+    const d = await deployRunning({ socket })
+    const attempt = { ...attemptOf(ws.cards.fault, ws.root), to: 'blocked', by: { kind: 'command' as const, name: 'devflow-gate-cordis' } }
+    const decision = await d.root.waterfall('devflow/transition', attempt, () => ({ allowed: true }))
+    assert.equal(decision.allowed, false)
+    const reason = (decision as any).reason as string
+    assert.match(reason, /^agent check for designing->blocked could not run: the checker ended with exit code 7: boom; this attempt is itself a park, so no further park is queued and the card stays where it is/)
+    assert.ok(!reason.includes('the card is parked'), reason)
+    await d.settled()
+    assert.equal(d.calls.length, 0)
+  })
+
+  test('an exception on the way to the server is a veto naming it, with its park, never a rejection', async () => {
+    const d = await deploy({ socket })
+    // JSON.stringify throws on a BigInt: the request cannot even be written.
+    const attempt = { ...attemptOf(ws.cards.allow, ws.root), expectedRevision: 3n as unknown as number }
+    const decision = await d.transition(attempt)
+    assert.equal(decision.allowed, false)
+    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission request failed: .*BigInt.*; the card is parked blocked/)
+    d.release()
+    await settle()
+    assert.equal(d.calls.length, 1)
+    assert.equal(d.calls[0].to, 'blocked')
+  })
+
+  test('a url the plugin cannot use is refused when the config is loaded, naming the problem', async () => {
+    const root = new Context()
+    await root.plugin({ name: 'fake-devflow', apply(ctx: Context) { ctx.provide('devflow', { transition: async () => ({ ok: true }) }) } })
+    const refused: [string, RegExp][] = [
+      ['https://127.0.0.1:1', /uses "https:"; devflow-gate serve speaks plain http:\/\//],
+      ['unix:/tmp/x.sock', /uses "unix:".*"socket"/],
+      ['http://[::1', /is not a URL/],
+      ['http://127.0.0.1:8417/gate/', /has a path, query or fragment/],
+      ['http://127.0.0.1:8417/?a=1', /has a path, query or fragment/],
+      ['http://me:pw@127.0.0.1:8417', /user or password.*tokenFile/],
+    ]
+    for (const [url, why] of refused) {
+      await assert.rejects(async () => { await root.plugin(gate, { url, timeoutMs: 10 }) }, why, url)
+      assert.throws(() => gate.apply(root, { url, timeoutMs: 10 }), why, `${url} (apply without the schema)`)
+    }
+    for (const url of ['http://127.0.0.1:8417', 'http://127.0.0.1:8417/', 'http://localhost:1']) {
+      assert.equal(gate.urlProblem(url), undefined, url)
+    }
   })
 
   test('disposing the plugin removes its listener', async () => {
