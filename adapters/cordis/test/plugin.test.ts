@@ -386,6 +386,7 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     ]
     for (const [url, why] of refused) {
       await assert.rejects(async () => { await root.plugin(gate, { url, timeoutMs: 10 }) }, why, url)
+      assert.throws(() => gate.Config({ url, timeoutMs: 10 }), why, `${url} (the schema)`)
       assert.throws(() => gate.apply(root, { url, timeoutMs: 10 }), why, `${url} (apply without the schema)`)
     }
     for (const url of ['http://127.0.0.1:8417', 'http://127.0.0.1:8417/', 'http://localhost:1']) {
