@@ -55,7 +55,9 @@ struct CheckReply {
 
 /// Runs one check. A failed Result carries code "fault" and the exact SPEC §5 fault text as
 /// its message, e.g. `the checker exceeded checkTimeoutMs (1000ms)`,
-/// `subagent provider "x" is not registered`, `the checker ended with exit code 7: boom`.
+/// `subagent provider "x" is not registered`, `the checker ended with exit code 7: boom`; or
+/// code "deadline" when the caller's own deadline left too little time to start the check
+/// (host/deployment/check_budget.h): not a fault of the deployment, the gate vetoes unparked.
 class CheckerDispatch {
  public:
   virtual ~CheckerDispatch() = default;

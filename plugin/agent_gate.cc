@@ -379,6 +379,11 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
                                        std::move(facts), context));
   };
   Result<CheckReply> reply = checker_.Dispatch(request);
+  if (!reply.ok() && reply.status().code() == "deadline") {
+    // The caller's budget, not the deployment's fault: a veto, no park, no report (trial15 R3).
+    return judged(Decision::Veto("agent check for " + edge_name +
+                                 " was not started: " + reply.status().message()));
+  }
   if (!reply.ok()) {
     if (reply.status().code() == "fault" && evidence.ran) {
       return fail_with_evidence(reply.status().message(), "");

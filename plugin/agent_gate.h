@@ -32,6 +32,9 @@ Result<const Card*> CardForAttempt(const Attempt& attempt, const AttemptContext&
 ///  - fault:  `agent check for <edge> could not run: <fault>; the card is parked blocked until
 ///            the deployment recovers`, with a park request whose reason is
 ///            `agent check for <edge> failed closed: <fault>` by {command, devflow-agent-gate}.
+///  - the caller's deadline left too little time to start the check (the dispatch's code
+///    "deadline", host/deployment/check_budget.h): `agent check for <edge> was not started:
+///    <the dispatch's text>`, a veto with no park (trial15 R3).
 /// The check recorded on allow: {by:{kind:"agent"}, verdict:"allowed", summary} (`[cached] `
 /// prefix on a cache hit), appended after downstream checks.
 class AgentGate : public Policy {

@@ -628,7 +628,7 @@ static int RunCliUnguarded(int argc, char** argv) {
         "the store refused (stale revision, illegal edge, reason required, contention)");
     move->add_option("--timeout", mv.timeout_ms,
                      "deadline of the whole move in ms: a check whose checkTimeoutMs does not fit "
-                     "in the time left is not started (fails closed)");
+                     "in the time left is not started (vetoed, exit 1; the card is not parked)");
     move->callback([&, reason_opt] {
       mv.reason_given = reason_opt->count() > 0;
       rc = Move(g, mv, argv[0]);

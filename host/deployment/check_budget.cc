@@ -21,9 +21,13 @@ Result<CheckReply> BudgetedChecker::Dispatch(const CheckRequest& request) {
     const int64_t left = duration_cast<milliseconds>(*current_deadline - start).count();
     if (left < request.timeout_ms) {
       Result<CheckReply> refused = Status::Error(
-          "fault", "the request deadline leaves " + std::to_string(left < 0 ? 0 : left) +
-                       "ms, less than checkTimeoutMs (" + std::to_string(request.timeout_ms) +
-                       "ms); the check was not started");
+          "deadline",
+          "the caller's deadline leaves " + std::to_string(left < 0 ? 0 : left) +
+              "ms, less than checkTimeoutMs (" + std::to_string(request.timeout_ms) +
+              "ms); the check was not started, nothing was committed and the card is not "
+              "parked; give the move more time (`move --timeout MS`, the request's deadlineMs "
+              "or X-Devflow-Deadline-Ms, devflow-gate-cordis's timeoutMs), at least "
+              "checkTimeoutMs for each check");
       if (observer_) observer_(request, false, refused, 0);
       return refused;
     }

@@ -1,7 +1,9 @@
 // The request deadline applied to checks (issue 8 "Bounded work"; kubernetes#128162: per-check
 // timeouts that add up past the caller's). A check whose checkTimeoutMs does not fit in the
-// time the attempt has left is not started: it fails closed saying so. Shared by the server
-// (X-Devflow-Deadline-Ms / deadlineMs) and `move --timeout`.
+// time the attempt has left is not started. That is the caller's budget, not a fault of the
+// deployment: the gate vetoes the move without parking the card (trial15 R3,
+// docs/decisions.md "A caller's short deadline vetoes; it does not park"). Shared by the
+// server (X-Devflow-Deadline-Ms / deadlineMs) and `move --timeout`.
 #pragma once
 
 #include <chrono>
@@ -28,8 +30,9 @@ class BudgetedChecker : public CheckerDispatch {
                            std::function<void(int delta)> running = {})
       : inner_(inner), observer_(std::move(observer)), running_(std::move(running)) {}
 
-  /// The fault is `the request deadline leaves <n>ms, less than checkTimeoutMs (<m>ms); the
-  /// check was not started` (code "fault").
+  /// A check that does not fit is refused with code "deadline" and kDeadlineRefusal's text:
+  /// `the caller's deadline leaves <n>ms, less than checkTimeoutMs (<m>ms); the check was not
+  /// started, …` naming how to give the move more time.
   Result<CheckReply> Dispatch(const CheckRequest& request) override;
   /// The inner dispatcher's provider: a cached verdict's identity must not depend on whether
   /// the check runs under a budget.

@@ -205,7 +205,6 @@ std::string ServerMetrics::Render() const {
 
 std::string FaultKind(const std::string& reason) {
   auto has = [&](const char* s) { return reason.find(s) != std::string::npos; };
-  if (has("request deadline")) return "deadline";
   if (has("exceeded checkTimeoutMs")) return "timeout";
   if (has("reply exceeded")) return "reply-cap";
   if (has("ended with signal")) return "signal";

@@ -36,8 +36,9 @@ class ServerMetrics {
   void Decision(const std::string& endpoint, const std::string& outcome, double seconds);
   /// One checker run: provider and outcome ("ok", "fault", "not-started").
   void CheckerRun(const std::string& provider, const std::string& outcome);
-  /// A fail-closed fault by kind (timeout, exit, signal, start, reply-cap, no-verdict,
-  /// deadline, input, inputs-changed, report, provider, other).
+  /// A fail-closed fault by kind (timeout, exit, signal, start, reply-cap, no-verdict, input,
+  /// inputs-changed, report, provider, other). A check the caller's deadline did not start is
+  /// a veto, not a fault (trial15 R3).
   void Fault(const std::string& kind);
   void CacheHit();
   void CacheMiss();

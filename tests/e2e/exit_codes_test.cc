@@ -223,5 +223,44 @@ TEST_CASE(
   CHECK(ws.Gate({"move", ws.card(), "ready"}).exit_code == 0);
 }
 
+// trial15 R3: `move --timeout 5` parked the card blocked (exit 3) and blamed the deployment.
+// The caller's short budget is a veto (exit 1) naming the caller's deadline and how to raise
+// it; nothing is committed, the card stays, the ledger row is a veto that says so.
+TEST_CASE("move --timeout shorter than checkTimeoutMs exits 1 vetoed, the card not parked") {
+  Workspace ws("plugins: []\n");
+  Prepare(ws);  // checkTimeoutMs 20000
+  const std::string journal = test::Slurp(ws.journal_path()).value_or("");
+  for (bool as_json : {false, true}) {
+    CAPTURE(as_json);
+    std::vector<std::string> args = {"move", ws.card(), "ready", "--timeout", "5"};
+    if (as_json) args.push_back("--json");
+    auto r = ws.Gate(args);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    const std::string said =
+        as_json ? nlohmann::json::parse(r.out)["message"].get<std::string>() : r.out + r.err;
+    CHECK(said.find("agent check for designing->ready was not started: the caller's deadline "
+                    "leaves ") != std::string::npos);
+    CHECK(said.find("less than checkTimeoutMs (20000ms)") != std::string::npos);
+    CHECK(said.find("`move --timeout MS`") != std::string::npos);
+    CHECK(said.find("parked blocked") == std::string::npos);
+    if (as_json) {
+      nlohmann::json out = nlohmann::json::parse(r.out);
+      CHECK(out["code"] == "vetoed");
+      CHECK(out["parked"] == false);
+    }
+  }
+  CHECK(test::Slurp(ws.journal_path()).value_or("") == journal);  // nothing committed, no park
+  CHECK(ws.ShowJson()["stage"] == "designing");
+  auto rows = Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
+  REQUIRE(!rows.empty());
+  nlohmann::json row = nlohmann::json::parse(rows.back());
+  CHECK(row["code"] == "vetoed");
+  CHECK(row["message"].get<std::string>().find("the caller's deadline leaves") !=
+        std::string::npos);
+  // Given the time, the same move commits.
+  CHECK(ws.Gate({"move", ws.card(), "ready", "--timeout", "60000"}).exit_code == 0);
+}
+
 }  // namespace
 }  // namespace devflow::e2e

@@ -563,28 +563,71 @@ TEST_CASE(
   CHECK(ThreadsOf(server.serve->pid()) == 1);
 }
 
+// The caller's own short budget is not a deployment fault (trial15 R3): the check is not
+// started and the move is vetoed, naming the caller's deadline and how to raise it, with no park
+// (it parked the card blocked before, and blamed the deployment).
 TEST_CASE(
-    "serve: a check that does not fit in the request deadline is not started and fails closed") {
+    "serve: a check that does not fit in the caller's deadline is not started, vetoed, not "
+    "parked") {
   Workspace ws(Config(Fixture("checkers/allow.sh"), 20000));
   ws.CardInDesigning();
   SocketServer server(ws);
+  auto says_deadline = [](const std::string& reason) {
+    INFO(reason);
+    CHECK(reason.find("agent check for designing->ready was not started: the caller's deadline "
+                      "leaves ") != std::string::npos);
+    CHECK(reason.find("less than checkTimeoutMs (20000ms); the check was not started, nothing "
+                      "was committed and the card is not parked; give the move more time "
+                      "(`move --timeout MS`, the request's deadlineMs or X-Devflow-Deadline-Ms, "
+                      "devflow-gate-cordis's timeoutMs)") != std::string::npos);
+    CHECK(reason.find("parked blocked") == std::string::npos);
+  };
+  auto last_row = [&] {
+    auto rows = e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
+    REQUIRE(!rows.empty());
+    return json::parse(rows.back());
+  };
+  auto stage = [&] {
+    return json::parse(ws.Gate({"card", "show", ws.card(), "--json"}).out)["stage"];
+  };
+
   HttpAnswer a = server.Post("/v1/admit", AttemptBody(ws), {"X-Devflow-Deadline-Ms: 5000"});
   INFO(a.body);
   json d = a.json();
   CHECK(d["allowed"] == false);
-  CHECK(d["reason"].get<std::string>().find("less than checkTimeoutMs (20000ms); the check was "
-                                            "not started") != std::string::npos);
-  CHECK(d.contains("park"));
+  says_deadline(d["reason"]);
+  CHECK(!d.contains("park"));
+  json row = last_row();
+  CHECK(row["code"] == "vetoed");
+  CHECK(row["outcome"] == "vetoed");
+  CHECK(row["decision"] == d["decisionId"]);
+  says_deadline(row["message"]);
+
+  HttpAnswer moved =
+      server.Post("/v1/moves", R"({"id":")" + ws.card() + R"(","to":"ready","deadlineMs":5000})");
+  INFO(moved.body);
+  CHECK(moved.json()["code"] == "vetoed");
+  CHECK(moved.json()["parked"] == false);
+  says_deadline(moved.json()["message"]);
+  CHECK(stage() == "designing");
+
   HttpAnswer body_deadline =
       server.Post("/v1/admit", AttemptBody(ws, 4, "\"deadlineMs\":60000,\"dryRun\":true"));
   CHECK(body_deadline.json()["allowed"] == true);
   CHECK(server.Get("/metrics")
             .body.find("devflow_gate_checker_runs_total{provider=\"checker\","
-                       "outcome=\"not-started\"} 1") != std::string::npos);
-  // The CLI's move has the same budget.
-  auto cli = ws.Gate({"move", ws.card(), "ready", "--timeout", "100", "--dry-run"});
-  CHECK(cli.exit_code == 3);
-  CHECK(cli.out.find("the check was not started") != std::string::npos);
+                       "outcome=\"not-started\"} 2") != std::string::npos);
+  CHECK(server.Get("/metrics").body.find("devflow_gate_parks_total 0") != std::string::npos);
+
+  // The CLI's move has the same budget: exit 1 (vetoed), not 3, and the card stays.
+  auto cli = ws.Gate({"move", ws.card(), "ready", "--timeout", "100"});
+  INFO(cli.out << cli.err);
+  CHECK(cli.exit_code == 1);
+  says_deadline(cli.err + cli.out);
+  CHECK(stage() == "designing");
+  row = last_row();
+  CHECK(row["code"] == "vetoed");
+  says_deadline(row["message"]);
 }
 
 TEST_CASE(
