@@ -132,7 +132,8 @@ export const Config: Schema<Config> = Schema.object({
   socket: Schema.string().description('unix socket path of devflow-gate serve'),
   url: Url.description('base URL of a devflow-gate serve TCP listener: http://HOST:PORT'),
   tokenFile: Schema.string().description('file holding the bearer token'),
-  timeoutMs: Schema.natural().min(1).default(610000).description('admission budget in ms'),
+  timeoutMs: Schema.natural().min(1).default(610000)
+    .description('admission budget in ms, sent as the deadline: keep it above the longest checkTimeoutMs'),
 })
 
 const PARK_ACTOR: DevActor = { kind: 'command', name: 'devflow-gate-cordis' }
