@@ -440,8 +440,11 @@ TEST_CASE("the trial15 rules park these honest replies and leave these misses") 
   // What still admits under reply: text (listed in docs/checker-protocol.md; reply: block-only
   // closes all of them).
   CheckAdmitted({
-      "I don't see how we could possibly merge this.", "The team rejects this design.",
-      "I will not be able to approve this.", "This card cannot be approved.", "Verdict: rejcted.",
+      "I don't see how we could possibly merge this.",
+      "The team rejects this design.",
+      "I will not be able to approve this.",
+      "This card cannot be approved.",
+      "Verdict: rejcted.",
   });
 }
 
