@@ -903,12 +903,28 @@ std::optional<VerdictClaim> StatedVetoIn(std::string_view text) {
   return clause;
 }
 
+// Whether `tag` (`<...>`, a start or end tag) opens or closes a strike element, `<s>`, `<del>`
+// or `<strike>` (attributes allowed, any case): a browser draws its text struck out, as
+// `~~...~~` renders (trial16; `<del>approve</del>` read as a plain "approve").
+bool IsStrikeTag(std::string_view tag) {
+  size_t at = tag[1] == '/' ? 2 : 1;
+  size_t n = 0;
+  while (at + n < tag.size() && IsAsciiLetter(tag[at + n])) ++n;
+  const char next = at + n < tag.size() ? tag[at + n] : '>';
+  if (next != '>' && next != ' ' && next != '\t' && next != '/') return false;
+  std::string name(tag.substr(at, n));
+  for (char& ch : name) ch = Lower(ch);
+  return name == "s" || name == "del" || name == "strike";
+}
+
 // `text` with its inline markup hidden (trial14 R5, R9): HTML comments, inline tags
 // (`<span>`, `</b>`), emphasis and strike markers (`*`, `_`, `~`), code span backticks
 // (trial15 A9) and a hyphen at a line end between letters (`ve-` + line end + `to`) become NUL,
 // which the scan skips as it skips a zero-width space, so `Ver<span>dict</span>`, `Ver**dict**`,
-// ``VE`TO` `` and `ve-\nto` are one word and `Verdict: <!-- -->veto` one clause. Same length,
-// so offsets hold. nullopt when none found.
+// ``VE`TO` `` and `ve-\nto` are one word and `Verdict: <!-- -->veto` one clause. A strike
+// element's tags (IsStrikeTag) become `~~` and NULs, so `<del>allow</del>` is read struck out as
+// `~~allow~~` is (the one strike the scans read). Same length, so offsets hold. nullopt when
+// none found.
 std::optional<std::string> Unmarked(std::string_view text) {
   std::string out(text);
   bool changed = false;
@@ -930,6 +946,7 @@ std::optional<std::string> Unmarked(std::string_view text) {
       const size_t end = text.find_first_of("<>\n", i + 1);
       if (end == std::string_view::npos || text[end] != '>') continue;
       hide(i, end + 1);
+      if (IsStrikeTag(text.substr(i, end + 1 - i))) out[i] = out[i + 1] = '~';
       i = end;
     } else if (c == '-' && i > 0 && IsWordChar(text[i - 1]) && i + 1 < text.size() &&
                text[i + 1] == '\n') {
@@ -1753,7 +1770,8 @@ std::optional<VerdictClaim> StruckPositive(std::string_view text) {
 // (FindVerdictClaim: a verdict key, a keyword statement, a lone veto/reject/deny word) or a
 // refusal without the keyword (RefusalClaim), in either reading of its hidden boundaries.
 std::optional<VerdictClaim> OwnWordsClaim(std::string_view text) {
-  if (auto claim = StruckPositive(text)) return claim;
+  if (auto claim = ReadThroughMarkup(text, [](std::string_view s) { return StruckPositive(s); }))
+    return claim;
   return ReadThroughMarkup(text, [](std::string_view read) {
     return InEitherReading(read, [](std::string_view s) {
       if (auto claim = FindVerdictClaim(s, ClaimForms::kKeysAndStatements)) return claim;
@@ -1843,7 +1861,8 @@ KeyStance StanceOf(std::string_view key) {
 // and `yes`, `yep`, `yeah`, `aye`, `true`, `y`, `1`; kAbsent for null, an empty string, array
 // or object and a string whose first word is a none-word (`none`, `nothing`, `n/a`, `no REQ-7
 // issue`); kPresent for any other string and a non-empty array or object; kNeither for a
-// fraction that is not a whole number (`1.5`, `0.85`).
+// fraction that is not a whole number (`1.5`, `0.85`), which refuses under a positive or a
+// negative key and says nothing elsewhere (`"confidence": 0.85`).
 //
 // A number is read by its value, as JSON.parse reads it, never by how it is spelled (trial15
 // A2): `2.0`, `1e0`, `20e-1` are 2 and `0.0`, `-0`, `0e0`, `0E5` are 0; an integer too large
@@ -1938,6 +1957,9 @@ std::optional<std::string> DecisionValue(const nlohmann::json& value, bool top,
       return true;
     }
     if (stance.negative && (answer == Answer::kYes || answer == Answer::kPresent)) return true;
+    // A fraction under a decision key (`"failures": 1.5`, `"approved": 0.5`) answers neither
+    // yes nor no: a value that can be read either way is no clean allow (trial16; it allowed).
+    if ((stance.positive || stance.negative) && answer == Answer::kNeither) return true;
     if (!v.is_string()) return false;
     const std::string_view text = v.get_ref<const std::string&>();
     if (reading == ValueReading::kLabels && WordCount(text) > kMaxLabelWords) return false;
@@ -2286,6 +2308,33 @@ std::optional<Verdict> ParseLast(std::string_view reply, const std::optional<std
                  Quoted(std::string(JsTrim(tail))) +
                  "); the verdict block must end the reply, with nothing after it";
         }
+      }
+      return std::nullopt;
+    }
+    // The closer must be one to a CommonMark reader too (trial15 b07): at a line's start,
+    // indented at most 3 spaces, and followed on its line by spaces or tabs only (a CR of a
+    // CRLF line end too). A ``` after text on its line, or followed by a no-break space or any
+    // other white space (the rest of the reply is white space here), closes nothing: the reader
+    // sees the block run on to the reply's end.
+    const std::string_view last_line = it->content.substr(it->content.rfind('\n') + 1);
+    const std::string_view closer_rest = tail.substr(0, tail.find('\n'));
+    const bool starts_line =
+        last_line.size() <= 3 && last_line.find_first_not_of(' ') == std::string_view::npos;
+    const size_t odd = closer_rest.find_first_not_of(" \t\r");
+    if (!starts_line || odd != std::string_view::npos) {
+      if (why) {
+        std::string where = "does not start its line";
+        if (starts_line) {
+          const Utf8Step step = DecodeUtf8At(closer_rest, odd);
+          char hex[16];
+          std::snprintf(hex, sizeof hex, "U+%04X",
+                        static_cast<unsigned>(
+                            step.valid ? step.cp : static_cast<unsigned char>(closer_rest[odd])));
+          where = "is followed on its line by " + std::string(hex);
+        }
+        *why = "the last verdict block's closing ``` " + where +
+               "; a closing fence starts a line (at most 3 spaces before it) and only spaces or "
+               "tabs follow it, so a reader sees the block never closed";
       }
       return std::nullopt;
     }
