@@ -463,6 +463,18 @@ int ConfigCheck(const Globals& g, bool json) {
       CheckConfigUse(*config, root, ProgramSearchPath(), RealFileSystem(), UnsearchedPathEntries());
   for (std::string& e : use.errors) errors.push_back(file + ": " + std::move(e));
   for (std::string& w : use.warnings) warnings.push_back(std::move(w));
+  // Notes: worth knowing, not a problem (docs/decisions.md "The decision is the verdict
+  // block"): a command provider left at `reply: text` has its prose read by word lists that
+  // cannot be complete.
+  std::vector<std::string> notes;
+  for (const auto& p : config->providers) {
+    if (p.builtin || p.reply_block_only) continue;
+    notes.push_back("providers." + p.name +
+                    ": reply: text (the default) reads the prose before the verdict block with "
+                    "word lists that cannot be complete; if this checker can answer with the "
+                    "block alone, set reply: block-only (docs/decisions.md \"The decision is the "
+                    "verdict block\")");
+  }
   if (json) {
     ojson j;
     j["ok"] = errors.empty();
@@ -482,6 +494,7 @@ int ConfigCheck(const Globals& g, bool json) {
     j["reply"] = reply;
     if (!errors.empty()) j["problems"] = errors;
     j["warnings"] = warnings;
+    j["notes"] = notes;
     std::cout << Dump(j) << "\n";
     return errors.empty() ? kExitOk : kExitUsage;
   }
@@ -497,6 +510,7 @@ int ConfigCheck(const Globals& g, bool json) {
               << (p.reply_block_only ? ", reply block-only" : "") << "\n";
   }
   for (const auto& w : warnings) std::cout << "warning: " << Terminal(w) << "\n";
+  for (const auto& n : notes) std::cout << "note: " << Terminal(n) << "\n";
   for (const auto& e : errors) std::cerr << "error: " << Terminal(e) << "\n";
   return errors.empty() ? kExitOk : kExitUsage;
 }

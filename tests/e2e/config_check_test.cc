@@ -192,6 +192,28 @@ TEST_CASE("config check warns about a read path the sandbox masks") {
   CHECK(r.out.find("read[0]") == std::string::npos);
 }
 
+// docs/decisions.md "The decision is the verdict block": a command provider left at the
+// default `reply: text` gets a note (not a warning: nothing fails later), in text and --json;
+// a block-only provider and the built-in checker get none.
+TEST_CASE("config check notes a command provider left at reply text") {
+  Workspace ws(
+      "providers:\n  prose: {command: [/bin/true]}\n  strict: {command: [/bin/true], reply: "
+      "block-only}\n  g: {builtin: grounding}\nplugins: []\n");
+  auto r = ws.Gate({"config", "check"}, kPath);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("note: providers.prose: reply: text (the default) reads the prose before the "
+                   "verdict block with word lists that cannot be complete; if this checker can "
+                   "answer with the block alone, set reply: block-only (docs/decisions.md \"The "
+                   "decision is the verdict block\")\n") != std::string::npos);
+  CHECK(r.out.find("note: providers.strict") == std::string::npos);
+  CHECK(r.out.find("note: providers.g") == std::string::npos);
+  CHECK(r.out.find("warning: providers.prose: reply") == std::string::npos);
+  auto j = ws.Gate({"config", "check", "--json"}, kPath);
+  INFO(j.out);
+  CHECK(j.out.find("\"notes\":[\"providers.prose: reply: text (the default)") != std::string::npos);
+}
+
 TEST_CASE("config check says tabs are not allowed in YAML indentation, at the tab") {
   Workspace ws("plugins:\n\t- id: devflow-artifact-gate\n");
   auto r = ws.Gate({"config", "check"});
