@@ -14,13 +14,16 @@ namespace devflow {
 
 /// What a checker that ran wrote, kept for a fault report (issue 10 item 8).
 struct CheckEvidence {
-  bool ran = false;          // the checker was started (false: nothing below is known)
-  std::string reply;         // stdout as read: at most max_reply_bytes
-  int64_t reply_bytes = 0;   // stdout bytes the checker wrote, as far as they were read
-  bool reply_over = false;   // the read stopped at max_reply_bytes: reply_bytes is a lower bound
-  std::string stderr_tail;   // the end of stderr (SubprocessOptions::stderr_tail_bytes or more)
-  int64_t stderr_bytes = 0;  // stderr bytes in all
-  std::string sandbox;       // as CheckReply::sandbox
+  bool ran = false;             // the checker was started (false: nothing below is known)
+  std::string reply;            // stdout as read: at most max_reply_bytes
+  int64_t reply_bytes = 0;      // stdout bytes the checker wrote, as far as they were read
+  bool reply_over = false;      // the read stopped at max_reply_bytes: reply_bytes is a lower bound
+  std::string stderr_tail;      // the end of stderr (SubprocessOptions::stderr_tail_bytes or more)
+  int64_t stderr_bytes = 0;     // stderr bytes in all
+  std::string sandbox;          // as CheckReply::sandbox
+  bool reply_redacted = false;  // `reply` had an `env:` value replaced (checker/redact.h)
+  bool stderr_cut = false;      // `stderr_tail` lost the start of stderr (kept as a tail)
+  bool stderr_redacted = false;  // `stderr_tail` had an `env:` value replaced
 };
 
 /// One check to run.
@@ -51,6 +54,11 @@ struct CheckReply {
   /// that spawns nothing): kept in a fault report when the reply holds no verdict.
   std::string stderr_tail;
   int64_t stderr_bytes = 0;
+  /// As CheckEvidence's: what the byte counts cannot tell apart (a tail cut, a marker that
+  /// shortened the text; checker/redact.h), so a report says each as it happened.
+  bool reply_redacted = false;
+  bool stderr_cut = false;
+  bool stderr_redacted = false;
 };
 
 /// Runs one check. A failed Result carries code "fault" and the exact SPEC §5 fault text as

@@ -536,8 +536,10 @@ struct Run {
   std::string reply;
   std::string stderr_tail;
   int64_t stderr_bytes = 0;
-  bool stderr_trimmed = false;  // the tail lost the start of stderr
-  int64_t reply_bytes = 0;      // stdout bytes read, the overflowing read included
+  bool stderr_trimmed = false;   // the tail lost the start of stderr
+  bool reply_redacted = false;   // RedactOutput replaced an `env:` value in `reply`
+  bool stderr_redacted = false;  // ... in `stderr_tail`
+  int64_t reply_bytes = 0;       // stdout bytes read, the overflowing read included
   std::array<char, 64 * 1024> out_buf{}, err_buf{};
   std::vector<asio::const_buffer> prompt_buffers;  // request.prompt's pieces, for the write
 
@@ -718,8 +720,12 @@ struct Run {
   // (checker/redact.h). The tail lost its start when trimmed; a reply over its cap lost its end.
   void RedactOutput(const Redactor& redactor) {
     if (redactor.empty()) return;
-    reply = redactor.Redact(reply, false, reply_over);
-    stderr_tail = redactor.Redact(stderr_tail, stderr_trimmed, false);
+    std::string redacted = redactor.Redact(reply, false, reply_over);
+    reply_redacted = redacted != reply;
+    reply = std::move(redacted);
+    redacted = redactor.Redact(stderr_tail, stderr_trimmed, false);
+    stderr_redacted = redacted != stderr_tail;
+    stderr_tail = std::move(redacted);
   }
 
   Status Outcome() const {
@@ -1099,13 +1105,23 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
     if (run.BwrapFailedToStart()) ForgetBwrapProbe({options_.remember_probe});
     if (!outcome.ok()) {
       if (request.evidence && outcome.code() == "fault") {
-        *request.evidence = CheckEvidence{true,           std::move(run.reply), run.reply_bytes,
-                                          run.reply_over, run.stderr_tail,      run.stderr_bytes,
-                                          level};
+        *request.evidence = CheckEvidence{true,
+                                          std::move(run.reply),
+                                          run.reply_bytes,
+                                          run.reply_over,
+                                          run.stderr_tail,
+                                          run.stderr_bytes,
+                                          level,
+                                          run.reply_redacted,
+                                          run.stderr_trimmed,
+                                          run.stderr_redacted};
       }
       return outcome;
     }
-    return CheckReply{std::move(run.reply), level, run.stderr_tail, run.stderr_bytes};
+    return CheckReply{std::move(run.reply), level,
+                      run.stderr_tail,      run.stderr_bytes,
+                      run.reply_redacted,   run.stderr_trimmed,
+                      run.stderr_redacted};
   } catch (const std::exception& e) {  // Asio/Process throw; nothing crosses the module edge
     return Fault("cannot run checker \"" + program + "\": " + e.what());
   }

@@ -375,6 +375,9 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     facts.reply_over = evidence.reply_over;
     facts.stderr_tail = std::move(evidence.stderr_tail);
     facts.stderr_bytes = evidence.stderr_bytes;
+    facts.reply_redacted = evidence.reply_redacted;
+    facts.stderr_cut = evidence.stderr_cut;
+    facts.stderr_redacted = evidence.stderr_redacted;
     return judged(FailClosedWithReport(fs_, report_dir, Workspace(attempt.root), edge,
                                        std::move(facts), context));
   };
@@ -397,9 +400,16 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
       definition && definition->reply_block_only ? ReplyRule::kBlockOnly : ReplyRule::kText;
   const std::optional<Verdict> said = ParseLastVerdict(reply->text, nonce, rule);
   if (!said) {
-    evidence = CheckEvidence{true,          std::move(reply->text),        0,
-                             false,         std::move(reply->stderr_tail), reply->stderr_bytes,
-                             reply->sandbox};
+    evidence = CheckEvidence{true,
+                             std::move(reply->text),
+                             0,
+                             false,
+                             std::move(reply->stderr_tail),
+                             reply->stderr_bytes,
+                             reply->sandbox,
+                             reply->reply_redacted,
+                             reply->stderr_cut,
+                             reply->stderr_redacted};
     evidence.reply_bytes = static_cast<int64_t>(evidence.reply.size());
     const std::string why = VerdictFaultReason(evidence.reply, nonce, rule);
     return fail_with_evidence("the checker replied without a parsable verdict block", why);
@@ -428,6 +438,9 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
       facts.reply = std::move(reply->text);
       facts.stderr_tail = std::move(reply->stderr_tail);
       facts.stderr_bytes = reply->stderr_bytes;
+      facts.reply_redacted = reply->reply_redacted;
+      facts.stderr_cut = reply->stderr_cut;
+      facts.stderr_redacted = reply->stderr_redacted;
       recheck = std::make_shared<JudgedArtifacts>(fs_, card->dir, std::move(pieces), inputs_id,
                                                   report_dir, Workspace(attempt.root), edge,
                                                   std::move(facts));

@@ -39,21 +39,26 @@ std::string RenderFaultReport(const FaultReportFacts& facts) {
   if (static_cast<int64_t>(err.size()) > kFaultStderrKeepBytes) {
     err.remove_prefix(err.size() - static_cast<size_t>(kFaultStderrKeepBytes));
   }
+  // Cut means bytes left out: by the read's cap, by this report's keep, or (stderr) by the
+  // tail the dispatcher keeps. A marker that shortened the text is said as such, not as a cut.
   const std::string kept_reply = std::to_string(reply.size());
+  const std::string redacted = "; env: values redacted";
   std::string reply_line;
   if (facts.reply_over) {
     reply_line = "at least " + std::to_string(facts.reply_bytes) +
-                 " bytes (stopped at maxReplyBytes; the first " + kept_reply + " kept below)";
-  } else if (static_cast<int64_t>(reply.size()) < facts.reply_bytes) {
+                 " bytes (stopped at maxReplyBytes; the first " + kept_reply + " kept below";
+  } else if (reply.size() < facts.reply.size()) {
     reply_line =
-        std::to_string(facts.reply_bytes) + " bytes (the first " + kept_reply + " kept below)";
+        std::to_string(facts.reply_bytes) + " bytes (the first " + kept_reply + " kept below";
   } else {
-    reply_line = std::to_string(facts.reply_bytes) + " bytes (all kept below)";
+    reply_line = std::to_string(facts.reply_bytes) + " bytes (all kept below";
   }
-  const std::string err_line = static_cast<int64_t>(err.size()) < facts.stderr_bytes
-                                   ? std::to_string(facts.stderr_bytes) + " bytes (the last " +
-                                         std::to_string(err.size()) + " kept below)"
-                                   : std::to_string(facts.stderr_bytes) + " bytes (all kept below)";
+  reply_line += (facts.reply_redacted ? redacted : "") + ")";
+  std::string err_line = facts.stderr_cut || err.size() < facts.stderr_tail.size()
+                             ? std::to_string(facts.stderr_bytes) + " bytes (the last " +
+                                   std::to_string(err.size()) + " kept below"
+                             : std::to_string(facts.stderr_bytes) + " bytes (all kept below";
+  err_line += (facts.stderr_redacted ? redacted : "") + ")";
 
   std::string out;
   out += "# Agent check fault: card " + facts.card_id + ", edge " + facts.edge + "\n\n";

@@ -33,6 +33,12 @@ struct FaultReportFacts {
   bool reply_over = false;  // the read stopped at maxReplyBytes: reply_bytes is a lower bound
   std::string stderr_tail;  // cut to its last kFaultStderrKeepBytes here
   int64_t stderr_bytes = 0;
+  // What the byte counts cannot tell apart (CheckEvidence): `reply` / `stderr_tail` had an
+  // `env:` value replaced by a marker (shorter than the bytes written, nothing cut), and
+  // `stderr_tail` already lost the start of stderr before it reached the report.
+  bool reply_redacted = false;
+  bool stderr_cut = false;
+  bool stderr_redacted = false;
 };
 
 /// The report text, ending with a newline:

@@ -71,6 +71,14 @@ TEST_CASE(
   CHECK(Holds(report, kMarker));
   CHECK(Holds(report, std::string("+ curl -H 'x-api-key: ") + kMarker + "'"));  // the tail
   CHECK(FilesHolding(ws.path(), kKey).empty());
+  // The counts are of what the checker wrote; the text is whole, shortened only by markers,
+  // and the report says so rather than "the last <k> kept" (a cut that did not happen).
+  const size_t written =
+      (std::string("+ curl -H 'x-api-key: ") + kKey + "' https://llm.example\n").size() +
+      (std::string("Error: 401 Unauthorized: invalid x-api-key '") + kKey + "'\n").size();
+  CHECK(Holds(report, "- stderr: " + std::to_string(written) +
+                          " bytes (all kept below; env: values redacted)\n"));
+  CHECK(Holds(report, "- reply: 0 bytes (all kept below)\n"));
 }
 
 TEST_CASE(
