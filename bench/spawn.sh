@@ -99,6 +99,11 @@ for v in ["reaper_landlock", "dispatch_off", "dispatch_landlock", "dispatch_bwra
 if "reaper_landlock" not in skipped:
     over = rows[("reaper_landlock", 1024)][0] - rows[("floor_posix_spawn", 1024)][0]
     target("reaper_landlock - floor at 1 GiB <= 1 ms (wall)", over, over <= 1.0)
+elif "not usable here" not in skipped["reaper_landlock"]:
+    # A row that failed is a missed target, not a quiet skip: the reaper's argv fell out of step
+    # with checker/reaper.h once and the 1 ms row went unmeasured for three days.
+    print("  MISS %-60s %s" % ("reaper_landlock ran", skipped["reaper_landlock"]))
+    missed += 1
 sys.exit(3 if missed else 0)
 PY
 if [ "$rc" = 3 ] && [ "${BENCH_STRICT:-0}" = 1 ]; then

@@ -156,8 +156,15 @@ void ReaperLandlock(benchmark::State& state) {
                                    std::to_string(lim.open_files),
                                    std::to_string(confinement->ruleset_fd()),
                                    std::to_string(confinement->filter_fd()),
+                                   "-1",  // kPassFd: none (bubblewrap only)
+                                   "-1",  // kRelayReadFd: none
+                                   "-1",  // kRelayFd: none
                                    "--",
                                    CheckerPath()};
+  // The reaper refuses an argv whose "--" is not at reaper::kSeparator (it exits 127): this row
+  // was skipped from 2026-12-02, when kPassFd (5a8d3a4) and the relay fds (78df100) were added,
+  // to 2026-12-05. Keep the two in step at compile time.
+  static_assert(reaper::kSeparator == 12, "spawn_bench: update the reaper argv above");
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
