@@ -209,4 +209,39 @@ TEST_CASE("a claim token written in Lisu or Cherokee letters is checked as its A
   }
 }
 
+TEST_CASE(
+    "the fold finds a look-alike and skips a kept character at every offset of a 64-byte step") {
+  // NextNonAscii steps 64, then 8, then 1 byte at a time: a character that folds (U+2011, read
+  // as '-') or one that is kept (U+4E2D) at every offset across three 64-byte blocks, alone and
+  // one after the other, and texts of every length up to 200 bytes with none.
+  const std::string hyphen = "\u2011";  // 3 bytes, folds to '-'
+  const std::string kept = "\u4E2D";    // 3 bytes, no look-alike
+  for (size_t length = 0; length <= 200; ++length) {
+    FoldedText out;
+    CHECK_FALSE(FoldLookAlikes(std::string(length, 'a'), &out, true));
+  }
+  for (size_t at = 0; at <= 192; ++at) {
+    CAPTURE(at);
+    const std::string before(at, 'a');
+    const std::string after(200 - at, 'b');
+    FoldedText out;
+    REQUIRE(FoldLookAlikes(before + hyphen + after, &out, true));
+    CHECK(out.text == before + "-" + after);
+    REQUIRE(out.origin.size() == out.text.size() + 1);
+    CHECK(out.origin[at] == at);
+    CHECK(out.origin[at + 1] == at + 3);
+    CHECK(out.origin.back() == at + 3 + after.size());
+    FoldedText none;
+    CHECK_FALSE(FoldLookAlikes(before + kept + after, &none, false));
+    for (size_t gap :
+         {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{61}, size_t{64}, size_t{70}}) {
+      CAPTURE(gap);
+      const std::string text = before + kept + std::string(gap, 'c') + hyphen + after;
+      FoldedText both;
+      REQUIRE(FoldLookAlikes(text, &both, false));
+      CHECK(both.text == before + kept + std::string(gap, 'c') + "-" + after);
+    }
+  }
+}
+
 }  // namespace devflow
