@@ -223,14 +223,15 @@ std::string WriteFix(std::string_view code, const std::string& path);
 std::string ErrnoName(int err);
 
 /// For a short process that builds megabytes of small objects once and exits (`devflow-gate
-/// ground` on a large claim, issue 11 item 4): malloc serves every block below `reserve` from its
-/// heap and keeps what is freed (no mapping per large block, none given back), the heap grows
-/// now by `reserve`, and that part is advised onto transparent huge pages, so the run's first
-/// touches fault in a few 2 MiB pages instead of thousands of 4 KiB ones (each a fault, several
-/// microseconds apiece in a virtual machine). A hint only: where the kernel has no huge pages
-/// for the heap (THP `never`, no memory to spare) it behaves as before, with the same results.
-/// Call it once, early, in the CLI process only (never in a long-lived server or the sandboxed
-/// checker).
+/// ground` on a large claim, issue 11 item 4), or reads large files whole (the CLI `move` with
+/// 16 MiB inputs, read again under the commit lock, item 2): malloc serves every block below
+/// `reserve` from its heap and keeps what is freed (no mapping per large block, none given back),
+/// the heap grows now by `reserve`, and that part is advised onto transparent huge pages, so the
+/// run's first touches fault in a few 2 MiB pages instead of thousands of 4 KiB ones (each a fault,
+/// several microseconds apiece in a virtual machine). A hint only: where the kernel has no huge
+/// pages for the heap (THP `never`, no memory to spare) it behaves as before, with the same
+/// results. Call it once, early, in the CLI process only (never in a long-lived server or the
+/// sandboxed checker).
 void UseBatchHeap(size_t reserve);
 
 /// Wall clock for `at` fields. Tests use a fixed clock.
