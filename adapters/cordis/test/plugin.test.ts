@@ -210,8 +210,10 @@ function attemptOf(id: string, root: string): TransitionAttempt {
   return { id, from: 'designing', to: 'ready', expectedRevision: 3, by: { kind: 'human' }, root, at: '2026-09-16T08:00:00.000Z' }
 }
 
-// Lets queued (not awaited) work run.
-const settle = () => new Promise((r) => setTimeout(r, 50))
+// Lets queued (not awaited) work run: the park is queued as a promise chain (microtasks, no
+// I/O with the fake store), and every microtask runs before the next turn of the event loop.
+// An event, not a sleep.
+const settle = () => new Promise((r) => setImmediate(r))
 
 describe('devflow-gate-cordis against a real devflow-gate serve', () => {
   let ws: ReturnType<typeof workspace>
@@ -304,6 +306,39 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
       silent.close()
       nonsense.close()
     }
+  })
+
+  // The server's deadline rule (docs/server.md "Limits and deadlines"): the plugin sends its
+  // timeoutMs as X-Devflow-Deadline-Ms, and a check whose checkTimeoutMs (10000 here) does not
+  // fit is not started. The caller's short budget is not a fault: vetoed, nothing parked.
+  test('a timeoutMs below checkTimeoutMs: the real server vetoes unchecked and nothing is parked', async () => {
+    const d = await deploy({ socket, timeoutMs: 5000 })
+    const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+    assert.equal(decision.allowed, false)
+    assert.match((decision as any).reason, /^agent check for designing->ready was not started: the caller's deadline leaves \d+ms, less than checkTimeoutMs \(10000ms\); .*devflow-gate-cordis's timeoutMs/)
+    d.release()
+    await settle()
+    assert.deepEqual(d.events, ['returned'])
+    assert.equal(d.calls.length, 0)
+  })
+
+  test('a real server that was stopped: the attempt is vetoed naming the fault, and parked', async () => {
+    const stoppedSock = join(ws.dir, 'stopped.sock')
+    const other = await startServer(ws.dir, ws.root, stoppedSock)
+    const exited = new Promise((r) => other.once('exit', r))
+    other.kill('SIGTERM')
+    assert.equal(await exited, 0)
+    const d = await deploy({ socket: stoppedSock })
+    const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+    assert.equal(decision.allowed, false)
+    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission server at unix:.*stopped\.sock cannot be reached: .*; the card is parked blocked until the deployment recovers$/)
+    assert.ok(!d.events.includes('parked'), 'returned before the park committed')
+    d.release()
+    await settle()
+    assert.deepEqual(d.events.filter((e) => e !== 'returned'), ['park', 'parked'])
+    assert.equal(d.calls.length, 1)
+    assert.deepEqual(d.calls[0].by, { kind: 'command', name: 'devflow-gate-cordis' })
+    assert.equal(d.calls[0].to, 'blocked')
   })
 
   test('the config needs exactly one of socket or url, and a positive timeoutMs', async () => {
