@@ -32,20 +32,7 @@ std::string Config(const std::string& script) {
   return y;
 }
 
-// Everything the root and the verdict cache hold except the decision ledger (compared row by
-// row below) and the socket, timestamps and decision ids masked.
-std::map<std::string, std::string> Disk(const Workspace& ws) {
-  std::map<std::string, std::string> out;
-  for (auto& [path, content] : test::Snapshot(ws.root())) {
-    if (path.rfind("ledger/", 0) == 0) continue;
-    out[MaskTimes(path)] = MaskTimes(content);
-  }
-  for (auto& [path, content] : test::Snapshot(ws / ".devflow-agent-gate-cache")) {
-    out["cache/" + path] = MaskTimes(content);
-  }
-  return out;
-}
-
+// The decision ledger's rows (compared row by row: Disk(ws, false) leaves the ledger out).
 std::vector<json> LedgerRows(const Workspace& ws) {
   std::vector<json> rows;
   for (const auto& line :
@@ -53,18 +40,6 @@ std::vector<json> LedgerRows(const Workspace& ws) {
     rows.push_back(json::parse(line));
   }
   return rows;
-}
-
-void Restore(const Workspace& ws, const std::map<std::string, std::string>& root_files) {
-  std::filesystem::remove_all(ws.root());
-  std::filesystem::remove_all(ws / ".devflow-agent-gate-cache");
-  for (const auto& [path, content] : root_files) {
-    if (!path.empty() && path.back() == '/') {
-      std::filesystem::create_directories(ws.root() + "/" + path);
-    } else {
-      test::Spit(ws.root() + "/" + path, content);
-    }
-  }
 }
 
 Actor ActorOf(const json& j) {
@@ -162,7 +137,7 @@ TEST_CASE(
     const json cli_json = json::parse(cli.out);
     REQUIRE(cli_json["code"] == c.cli_code);
     CHECK(cli_json["parked"] == c.parked);
-    const auto cli_disk = Disk(ws);
+    const auto cli_disk = Disk(ws, false);
     const auto cli_rows = LedgerRows(ws);
 
     Restore(ws, before);
@@ -186,7 +161,7 @@ TEST_CASE(
     }
 
     // Journal, card.md, artifacts, reports (veto and fault), cache records: the same bytes.
-    const auto http_disk = Disk(ws);
+    const auto http_disk = Disk(ws, false);
     CHECK(http_disk.size() == cli_disk.size());
     for (const auto& [path, content] : cli_disk) {
       CAPTURE(path);
@@ -255,7 +230,7 @@ void SameAsMove(const Workspace& ws, const std::vector<std::string>& cli_args, c
   INFO("cli: " << cli.out << cli.err);
   const json cli_json = json::parse(cli.out);
   CHECK(cli_json["code"] == code);
-  const auto cli_disk = Disk(ws);
+  const auto cli_disk = Disk(ws, false);
   const auto cli_rows = LedgerRows(ws);
 
   restore();
@@ -266,7 +241,7 @@ void SameAsMove(const Workspace& ws, const std::vector<std::string>& cli_args, c
   json http_json = http.json();
   http_json.erase("decisionId");
   CHECK(MaskTimes(http_json.dump()) == MaskTimes(cli_json.dump()));
-  CHECK(Disk(ws) == cli_disk);
+  CHECK(Disk(ws, false) == cli_disk);
   // The same rows (one per attempt, and an intent before each commit) but for id and time.
   const auto http_rows = LedgerRows(ws);
   REQUIRE(http_rows.size() == cli_rows.size());

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -276,6 +277,36 @@ inline std::string MaskTimes(const std::string& text) {
   return std::regex_replace(
       std::regex_replace(std::regex_replace(text, decision, "<decision>"), iso, "<time>"), basic,
       "<time>");
+}
+
+/// A twin run's disk: everything under the root and the workspace's verdict cache
+/// (`.devflow-agent-gate-cache`, as `cache/<path>`), paths and contents with MaskTimes;
+/// without the decision ledger when `with_ledger` is false (a caller comparing rows itself).
+inline std::map<std::string, std::string> Disk(const e2e::Workspace& ws, bool with_ledger = true) {
+  std::map<std::string, std::string> out;
+  for (auto& [path, content] : test::Snapshot(ws.root())) {
+    if (!with_ledger && path.rfind("ledger/", 0) == 0) continue;
+    out[MaskTimes(path)] = MaskTimes(content);
+  }
+  for (auto& [path, content] : test::Snapshot(ws / ".devflow-agent-gate-cache")) {
+    out["cache/" + path] = MaskTimes(content);
+  }
+  return out;
+}
+
+/// Puts the root back to `root_files` (a path ending in `/` is a directory) and empties the
+/// verdict cache, for the second run of a twin.
+inline void Restore(const e2e::Workspace& ws,
+                    const std::map<std::string, std::string>& root_files) {
+  std::filesystem::remove_all(ws.root());
+  std::filesystem::remove_all(ws / ".devflow-agent-gate-cache");
+  for (const auto& [path, content] : root_files) {
+    if (!path.empty() && path.back() == '/') {
+      std::filesystem::create_directories(ws.root() + "/" + path);
+    } else {
+      test::Spit(ws.root() + "/" + path, content);
+    }
+  }
 }
 
 }  // namespace devflow::server_test

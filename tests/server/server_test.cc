@@ -48,28 +48,6 @@ std::string AttemptBody(const Workspace& ws, int64_t revision = 4, const std::st
   return body;
 }
 
-// Everything under the workspace except the socket, with timestamps masked.
-std::map<std::string, std::string> Disk(const Workspace& ws) {
-  std::map<std::string, std::string> out;
-  for (auto& [path, content] : test::Snapshot(ws.root())) out[MaskTimes(path)] = MaskTimes(content);
-  for (auto& [path, content] : test::Snapshot(ws / ".devflow-agent-gate-cache")) {
-    out["cache/" + path] = MaskTimes(content);
-  }
-  return out;
-}
-
-void Restore(const Workspace& ws, const std::map<std::string, std::string>& root_files) {
-  std::filesystem::remove_all(ws.root());
-  std::filesystem::remove_all(ws / ".devflow-agent-gate-cache");
-  for (const auto& [path, content] : root_files) {
-    if (!path.empty() && path.back() == '/') {
-      std::filesystem::create_directories(ws.root() + "/" + path);
-    } else {
-      test::Spit(ws.root() + "/" + path, content);
-    }
-  }
-}
-
 TEST_CASE("serve: healthz, readyz and metrics answer, the unix socket is created mode 0600") {
   Workspace ws(Config(Fixture("checkers/allow.sh")));
   SocketServer server(ws);
