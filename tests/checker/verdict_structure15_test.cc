@@ -121,9 +121,8 @@ TEST_CASE("trial15 A2: a decision value written as a float or past 64 bits still
 TEST_CASE("trial15 A2 controls: zero under a negative key, a fraction and an answer number") {
   for (const std::string value :
        {R"("failures": 0.0)", R"("failures": 0e0)", R"("blockers": -0.0)", R"("confidence": 0.85)",
-        R"("confidence": 0.0)", R"("confidence": 1.0)",
-        R"("exit_status": 0.0)", R"("exit_status": 1e0)", R"("is_approved": 1.0)",
-        R"("ready": 1e0)"}) {
+        R"("confidence": 0.0)", R"("confidence": 1.0)", R"("exit_status": 0.0)",
+        R"("exit_status": 1e0)", R"("is_approved": 1.0)", R"("ready": 1e0)"}) {
     CAPTURE(value);
     const auto verdict =
         ParseLastVerdict(AllowBlock(kNonce, "json", "all requirements are cited", ", " + value),
