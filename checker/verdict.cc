@@ -689,12 +689,14 @@ bool IsRefusedParticiple(std::string_view w) {
 // The refusal a labelled answer's clause starts with (StatedVetoIn: "Status: 🛑", "Outcome:
 // rejected", "Recommendation: do not merge"), read from `at` (after the label's `:`) to the
 // clause's end (`.` `!` `?` `,` `;` or a line end): its first token a negative word
-// (IsStatedNegativeWord, IsAnswerOnlyNegativeWord) or sign, or a negation among its first two
+// (IsStatedNegativeWord, IsAnswerOnlyNegativeWord), sign or struck-out positive word
+// (`Answer: ~~yes~~`, `<s>approved</s>`; session 16), or a negation among its first two
 // tokens with a positive word (IsStatedPositiveWord) within kNegationReach words after it.
 // Returns the refusal's span. `at`: the label's end; its `:` or `=` is skipped first.
 std::optional<VerdictClaim> LabelledRefusal(std::string_view text, size_t at) {
   size_t negation = 0;  // tokens since a negation among the first two; 0: none
   bool labelled = false;
+  bool struck = false;  // inside `~~...~~` (a strike element reads as one: Unmarked)
   for (size_t i = at, tokens = 0; i < text.size();) {
     const Unit u = UnitAt(text, i);
     if (EndsClause(u.c) || u.c == '\n') break;
@@ -703,13 +705,22 @@ std::optional<VerdictClaim> LabelledRefusal(std::string_view text, size_t at) {
       i += u.length;
       continue;
     }
+    if (u.c == '~' && text.substr(i, 2) == "~~" && text.substr(i, 3) != "~~~" &&
+        (i == 0 || text[i - 1] != '~')) {
+      struck = !struck;
+      i += 2;
+      continue;
+    }
     if (u.c == kOther && IsNegativeSign(DecodeUtf8At(text, i).cp)) {
       if (tokens == 0) return VerdictClaim{i, i + u.length};
       ++tokens;
     } else if (IsWordChar(u.c)) {
       const Word word = ReadWord(text, i);
       const std::string_view w = word.Text();
-      if (tokens == 0 && (IsStatedNegativeWord(w) || IsAnswerOnlyNegativeWord(w))) {
+      // The answer struck out (`Answer: ~~yes~~`, `<s>approved</s>`) refuses, as in a keyword
+      // clause (ClauseStatedVeto).
+      if (tokens == 0 && (IsStatedNegativeWord(w) || IsAnswerOnlyNegativeWord(w) ||
+                          ((struck || word.struck) && IsPositiveWord(w)))) {
         return VerdictClaim{word.at, word.end};
       }
       if (negation != 0 && IsStatedPositiveWord(w)) return VerdictClaim{at, word.end};

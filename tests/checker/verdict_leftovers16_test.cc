@@ -102,6 +102,21 @@ TEST_CASE("a struck allow stated in prose before the allow block leaves no verdi
             .rfind("the reply states a veto (", 0) == 0);
 }
 
+TEST_CASE("a struck-out answer after a label before the allow block leaves no verdict") {
+  for (const std::string prose :
+       {"Answer: <s>yes</s>, REQ-7 is missing.\n\n", "Status: ~~approved~~ REQ-7 is missing.\n\n",
+        "Recommendation: <del>merge</del>. REQ-7 is missing.\n\n"}) {
+    CAPTURE(prose);
+    const std::string reply = prose + Allow(std::nullopt);
+    CHECK_FALSE(ParseLastVerdict(reply, std::nullopt, ReplyRule::kText));
+    CHECK(VerdictFaultReason(reply, std::nullopt, ReplyRule::kText)
+              .rfind("the reply states a veto (", 0) == 0);
+  }
+  // A struck word that is not the answer's first says nothing.
+  const std::string control = "Status: done, ~~two~~ three REQs cited.\n\n" + Allow(std::nullopt);
+  CHECK(ParseLastVerdict(control, std::nullopt, ReplyRule::kText));
+}
+
 TEST_CASE("strike elements around other words, and other elements, still admit") {
   for (const std::string summary :
        {"REQ-7 is cited in <del>two</del> three places", "<s>old note</s> all requirements cited",
