@@ -162,13 +162,7 @@ TEST_CASE(
 
     // Journal, card.md, artifacts, reports (veto and fault), cache records: the same bytes.
     const auto http_disk = Disk(ws, false);
-    CHECK(http_disk.size() == cli_disk.size());
-    for (const auto& [path, content] : cli_disk) {
-      CAPTURE(path);
-      auto it = http_disk.find(path);
-      REQUIRE(it != http_disk.end());
-      CHECK(it->second == content);
-    }
+    CheckSameDisk(http_disk, cli_disk);
 
     // The decision ledger. `move` writes one outcome row for the attempt and a commit-intent
     // row before each commit it makes (its own, or the park's: the park is part of the move

@@ -294,6 +294,19 @@ inline std::map<std::string, std::string> Disk(const e2e::Workspace& ws, bool wi
   return out;
 }
 
+/// Checks that two Disk snapshots hold the same paths with the same bytes, naming the first
+/// path that differs.
+inline void CheckSameDisk(const std::map<std::string, std::string>& got,
+                          const std::map<std::string, std::string>& want) {
+  CHECK(got.size() == want.size());
+  for (const auto& [path, content] : want) {
+    CAPTURE(path);
+    auto it = got.find(path);
+    REQUIRE(it != got.end());
+    CHECK(it->second == content);
+  }
+}
+
 /// Puts the root back to `root_files` (a path ending in `/` is a directory) and empties the
 /// verdict cache, for the second run of a twin.
 inline void Restore(const e2e::Workspace& ws,

@@ -110,13 +110,7 @@ TEST_CASE(
     CHECK(http_json["code"] == c.code);
     CHECK(MaskTimes(http_json.dump()) == MaskTimes(cli_json.dump()));
     const auto http_disk = Disk(ws);
-    CHECK(http_disk.size() == cli_disk.size());
-    for (const auto& [path, content] : cli_disk) {
-      CAPTURE(path);
-      auto it = http_disk.find(path);
-      REQUIRE(it != http_disk.end());
-      CHECK(it->second == content);
-    }
+    CheckSameDisk(http_disk, cli_disk);
   }
 }
 
