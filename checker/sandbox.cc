@@ -34,6 +34,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -590,6 +591,7 @@ namespace {
 
 // The trees SearchPath never searches (DistrustTree), canonical, each once.
 std::mutex distrusted_mutex;
+uint64_t distrust_generation = 0;  // bumped by DistrustTree when it adds a tree (SearchPath's memo)
 std::vector<std::string>& DistrustedTrees() {
   static std::vector<std::string> trees;
   return trees;
@@ -754,20 +756,45 @@ void DistrustTree(const std::string& dir) {
   const std::string tree = CanonicalOr(dir);
   std::lock_guard<std::mutex> lock(distrusted_mutex);
   std::vector<std::string>& trees = DistrustedTrees();
-  if (std::find(trees.begin(), trees.end(), tree) == trees.end()) trees.push_back(tree);
+  if (std::find(trees.begin(), trees.end(), tree) == trees.end()) {
+    trees.push_back(tree);
+    ++distrust_generation;
+  }
 }
 
 std::string SearchPath() {
   const char* path = std::getenv("PATH");
+  // One walk per $PATH value and set of distrusted trees: resolving every entry link by link
+  // is 80-160 system calls, which a server paid on every dispatch (issue 8). What it decides
+  // depends on where the written entries and their links lie, which only whoever owns those
+  // directories can change (and an owner of a $PATH directory can plant a program there
+  // anyway); a tree distrusted later, or another $PATH, walks anew.
+  static std::mutex memo_mutex;
+  static std::optional<std::pair<std::string, uint64_t>> memo_key;
+  static std::string memo;
+  const std::string written = path ? path : "";
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(distrusted_mutex);
+    generation = distrust_generation;
+  }
+  {
+    std::lock_guard<std::mutex> lock(memo_mutex);
+    if (memo_key && memo_key->first == written && memo_key->second == generation) return memo;
+  }
   std::string kept;
-  std::string_view dirs = path ? path : "";
+  std::string_view dirs = written;
   while (!dirs.empty()) {
     const size_t end = std::min(dirs.find(':'), dirs.size());
     const std::string_view dir = dirs.substr(0, end);
     if (Searched(dir)) kept.append(kept.empty() ? "" : ":").append(dir);
     dirs.remove_prefix(std::min(end + 1, dirs.size()));
   }
-  return kept.empty() ? "/usr/local/bin:/usr/bin:/bin" : kept;
+  if (kept.empty()) kept = "/usr/local/bin:/usr/bin:/bin";
+  std::lock_guard<std::mutex> lock(memo_mutex);
+  memo_key.emplace(written, generation);
+  memo = kept;
+  return kept;
 }
 
 std::vector<std::string> UnsearchedPathEntries() {

@@ -104,7 +104,9 @@ std::string NoSandboxProblem(const SandboxSupport& support, const std::string& p
 /// DistrustTree (an absolute `$PWD/node_modules/.bin` did the same, and a planted `bwrap` there
 /// ran the checker unconfined while the ledger said bwrap: the second trial of 2026-12-02);
 /// "/usr/local/bin:/usr/bin:/bin" when $PATH is unset or nothing is left. Used to find
-/// bubblewrap, env, provider programs and the checker's PATH.
+/// bubblewrap, env, provider programs and the checker's PATH. Worked out once per $PATH value
+/// and set of distrusted trees (a later DistrustTree, or another $PATH, walks anew); a server
+/// pays the walk once, not per dispatch. Thread-safe.
 std::string SearchPath();
 
 /// Marks `dir` (a workspace the judged agent can write; canonicalised) as a tree SearchPath

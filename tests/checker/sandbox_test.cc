@@ -612,6 +612,25 @@ TEST_CASE(
   CHECK(ipc.UnlinkQueue() == 0);
 }
 
+// SearchPath walks $PATH once per value and set of distrusted trees (issue 8: the walk was 80+
+// system calls on every dispatch of a server); what it decides must still follow both.
+TEST_CASE("SearchPath walks anew after DistrustTree and for another PATH") {
+  TempDir home;
+  const std::string bin = home / "bin";
+  REQUIRE(std::filesystem::create_directory(bin));
+  const char* was = std::getenv("PATH");
+  const std::string saved = was ? was : "";
+  REQUIRE(::setenv("PATH", (bin + ":/usr/bin").c_str(), 1) == 0);
+  CHECK(SearchPath() == bin + ":/usr/bin");
+  CHECK(SearchPath() == bin + ":/usr/bin");  // the memo answers the same
+  DistrustTree(home.path());                 // a workspace loaded after the first walk
+  CHECK(SearchPath() == "/usr/bin");
+  REQUIRE(::setenv("PATH", "/bin:/usr/bin", 1) == 0);
+  CHECK(SearchPath() == "/bin:/usr/bin");
+  REQUIRE(::setenv("PATH", saved.c_str(), 1) == 0);
+  CHECK(SearchPath().find(bin) == std::string::npos);
+}
+
 TEST_CASE("sandbox: off runs the checker unconfined and says so") {
   TempDir ws;
   ProviderConfig p = Command("probe", {Fixture("confine_probe.py")});
