@@ -7,6 +7,8 @@ Measures, against one `devflow-gate serve` on loopback TCP:
   bare        the trivial allow checker (bench/allow_checker.c) spawned on its own, N times
   moves-miss  POST /v1/moves dryRun, no verdict cache, `sandbox: off`, same checker, N times
               over one keep-alive connection (median; the target is moves-miss - bare <= 2 ms)
+  bwrap       the same miss under bubblewrap, interleaved with bubblewrap alone starting the
+              checker in a sandbox of the same kind (median; target <= 1.5x bubblewrap alone)
   admit-hit   wrk -t2 -c32 on POST /v1/admit dryRun answered from the verdict cache
               (decisions/s and p99; targets >= 10,000/s and p99 <= 5 ms on 2 cores)
   cli-hit     the same cache-hit decision as `devflow-gate move --dry-run`, N times (per s)
@@ -99,6 +101,39 @@ for _ in range(N):
     r = conn.getresponse(); r.read()
     miss.append((time.perf_counter() - t) * 1000)
 srv.terminate(); srv.wait()
+
+# moves-miss under bubblewrap beside bubblewrap alone starting the same checker, interleaved
+# (one of each in turn). The floor's sandbox is the gate's in kind: the system trees and the
+# checker's and workspace's directories read-only, /dev, /proc, every namespace unshared, a
+# new session, no capabilities; it lacks the gate's seccomp filter, /etc masks, scratch dir
+# and per-check reaper, so it is the cheaper side.
+bw_alone, bw_miss = [], []
+bwrap = shutil.which("bwrap")
+if bwrap:
+    with open(os.path.join(ws, "bwrap.yaml"), "w") as f:
+        f.write(config(False).replace("    sandbox: off\n", ""))
+    floor = [bwrap]
+    for tree in ("/usr", "/etc", "/opt", os.path.dirname(checker), ws):
+        if os.path.isdir(tree):
+            floor += ["--ro-bind", tree, tree]
+    for link, target in (("/bin", "usr/bin"), ("/sbin", "usr/sbin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64")):
+        floor += ["--symlink", target, link]
+    floor += ["--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "--new-session",
+              "--cap-drop", "ALL", "--chdir", ws, "--", checker]
+    srv, port = serve(os.path.join(ws, "bwrap.yaml"))
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    for i in range(N + 2):  # the first two of each warm up
+        t = time.perf_counter()
+        subprocess.run(floor, input=prompt, capture_output=True, check=True)
+        if i >= 2:
+            bw_alone.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        conn.request("POST", "/v1/moves", body, {"Content-Type": "application/json"})
+        r = json.loads(conn.getresponse().read())
+        assert r.get("ok") is True, r
+        if i >= 2:
+            bw_miss.append((time.perf_counter() - t) * 1000)
+    srv.terminate(); srv.wait()
 
 # admit-hit: cache primed by one real admission per card. On one card attempts run one at a
 # time (the per-card chain), so wrk's 32 connections on it measure one attempt after another;
@@ -254,6 +289,12 @@ if SLOW > 0:
 med_bare, med_miss = statistics.median(bare), statistics.median(miss)
 print(f"bare checker           median {med_bare:.3f} ms  (N={N})")
 print(f"/v1/moves miss (off)   median {med_miss:.3f} ms  over bare: {med_miss - med_bare:+.3f} ms  (target <= 2 ms)")
+if bw_alone:
+    med_bw, med_bw_miss = statistics.median(bw_alone), statistics.median(bw_miss)
+    print(f"bubblewrap alone       median {med_bw:.3f} ms  (the same checker, N={N}, interleaved with the next row)")
+    print(f"/v1/moves miss (bwrap) median {med_bw_miss:.3f} ms  = {med_bw_miss / med_bw:.2f}x bubblewrap alone  (target <= 1.5x)")
+else:
+    print("bubblewrap rows        skipped: bwrap is not on PATH")
 rps = re.search(r"Requests/sec:\s+([\d.]+)", wrk_out)
 for label, out in (("one card", wrk_out), ("32 cards", wrk_spread if rps else "")):
     r = re.search(r"Requests/sec:\s+([\d.]+)", out)
