@@ -33,10 +33,10 @@
 // the command bubblewrap runs is this same program, a second reaper R' whose control pipe is
 // the relay: [R' kRelayReadFd -1 0 0 0 0 -1 -1 -1 -1 -1 -- checker…]. R' is the checker's
 // parent and subreaper inside the namespace and does steps 1-4 there (no confinement of its
-// own: bubblewrap applied it). R writes kTerminate to the relay instead of signalling C's
-// group, so the deadline's SIGTERM reaches the checker's group, once, from its own parent, at
-// both levels alike; R's exit (it alone holds the relay's write end) gives R' EOF, and R' kills
-// its tree. No process table is read for any of it.
+// own: bubblewrap applied it), after removing the PWD bubblewrap always sets. R writes kTerminate
+// to the relay instead of signalling C's group, so the deadline's SIGTERM reaches the checker's
+// group, once, from its own parent, at both levels alike; R's exit (it alone holds the relay's
+// write end) gives R' EOF, and R' kills its tree. No process table is read for any of it.
 #pragma once
 
 #include <cstdint>

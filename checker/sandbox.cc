@@ -165,11 +165,11 @@ std::string LastLine(int fd) {
 }
 
 // Runs bubblewrap as a check does (BwrapArgv with the checker's seccomp program on `--seccomp FD`,
-// the same ChildConfinement::Bwrap filter, env(1) when found) around /bin/true, stdin and stdout
+// the same ChildConfinement::Bwrap filter) around /bin/true, stdin and stdout
 // on /dev/null. "" when it exits 0 within 10 s, else why not, with the last line bubblewrap wrote
 // to stderr (a host where bubblewrap runs but cannot install a seccomp filter fails here, as
 // every check would: `bwrap: Unable to set up system call filtering`).
-std::string BwrapProblem(const std::string& bwrap, const std::string& env) {
+std::string BwrapProblem(const std::string& bwrap) {
   const std::string failed = "`" + bwrap + " ... --seccomp FD ... /bin/true` did not exit 0";
   Result<ChildConfinement> confinement = ChildConfinement::Bwrap(ResourceLimits{}, false);
   if (!confinement.ok()) return failed + ": " + confinement.status().message();
@@ -187,8 +187,8 @@ std::string BwrapProblem(const std::string& bwrap, const std::string& env) {
   } close_fds{filter, err_fd};
   if (filter < 0 || err_fd < 0) return failed + ": " + ErrorText(errno);
 
-  // The readable set of a check without workspace or scratch: the system trees, env(1).
-  BwrapSpec spec{bwrap, CheckerReadable({"", "", {"/bin/true", env}, "", {}}), false, env};
+  // The readable set of a check without workspace or scratch: the system trees.
+  BwrapSpec spec{bwrap, CheckerReadable({"", "", {"/bin/true"}, "", {}}), false};
   spec.seccomp_fd = filter;
   std::vector<std::string> argv = BwrapArgv(spec, {"/bin/true"});
   std::vector<char*> args;
@@ -281,15 +281,14 @@ std::string ProbeKey(const std::string& bwrap) {
 }
 
 // BwrapProblem, or "" when a remembered positive probe of this key stands for it.
-std::string BwrapProblemRemembered(const std::string& bwrap, const std::string& env,
-                                   bool remember) {
+std::string BwrapProblemRemembered(const std::string& bwrap, bool remember) {
   const std::string file = ProbeCacheFile();
   const std::string key = ProbeKey(bwrap);
   if (!file.empty() && !key.empty()) {
     Result<std::string> seen = RealFileSystem().ReadFile(file);
     if (seen.ok() && *seen == key) return "";
   }
-  if (std::string problem = BwrapProblem(bwrap, env); !problem.empty()) return problem;
+  if (std::string problem = BwrapProblem(bwrap); !problem.empty()) return problem;
   if (remember && !file.empty() && !key.empty() &&
       RealFileSystem().CreateDirs(ParentPath(file)).ok()) {
     (void)RealFileSystem().WriteFileAtomic(file, key);  // best effort: next run probes again
@@ -304,14 +303,13 @@ SandboxSupport Probe(const std::string& bwrap_program, const ProbeOptions& optio
   } else {
     std::string bwrap = FindProgram(bwrap_program);
     support.bwrap_found = bwrap;
-    support.env = FindProgram("env");
     if (bwrap.empty()) {
       support.bwrap_problem =
           "\"" + bwrap_program + "\" is not " +
           (bwrap_program.find('/') == std::string::npos ? std::string("on PATH")
                                                         : std::string("an executable file"));
     } else {
-      support.bwrap_problem = BwrapProblemRemembered(bwrap, support.env, options.remember);
+      support.bwrap_problem = BwrapProblemRemembered(bwrap, options.remember);
       if (support.bwrap_problem.empty()) support.bwrap = bwrap;
     }
   }
@@ -926,7 +924,6 @@ std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std:
   argv.insert(argv.end(), {"--remount-ro", "/"});
   if (!readable.workspace.empty()) argv.insert(argv.end(), {"--chdir", readable.workspace});
   argv.push_back("--");
-  if (!spec.env.empty()) argv.insert(argv.end(), {spec.env, "-u", "PWD", "--"});
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }

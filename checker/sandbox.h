@@ -28,7 +28,6 @@ struct SandboxSupport {
   /// Absolute path of the bubblewrap found on the search path, usable or not; empty: none is
   /// installed there (NoSandboxProblem then says to install it, else to make it usable).
   std::string bwrap_found;
-  std::string env;       // absolute path of env(1), which unsets bubblewrap's PWD; may be empty
   int landlock_abi = 0;  // Landlock ABI version from landlock_create_ruleset; 0: unavailable
   bool seccomp = false;  // seccomp filter mode with SECCOMP_RET_ERRNO is available
   /// Why bubblewrap is unusable (empty when usable), e.g. `"bwrap" is not on PATH`.
@@ -51,8 +50,8 @@ struct ProbeOptions {
 /// `bwrap_program` is a name searched on $PATH or a path; empty skips bubblewrap entirely (the
 /// fallback is then probed as if bubblewrap were missing). Bubblewrap counts as usable when it
 /// runs /bin/true the way it runs a checker and that exits 0 within 10 s: BwrapArgv on the
-/// readable set of /bin/true and env(1) (`bwrap --ro-bind /usr /usr ... --unshare-all
-/// --die-with-parent --new-session --cap-drop ALL --seccomp FD ... -- env -u PWD -- /bin/true`),
+/// readable set of /bin/true (`bwrap --ro-bind /usr /usr ... --unshare-all
+/// --die-with-parent --new-session --cap-drop ALL --seccomp FD ... -- /bin/true`),
 /// FD holding the checker's own seccomp
 /// program (ChildConfinement::Bwrap), so a host where bubblewrap cannot install it (`bwrap:
 /// Unable to set up system call filtering`) finds bubblewrap unusable, with that line in
@@ -184,7 +183,6 @@ struct BwrapSpec {
   std::string bwrap;     // bubblewrap program (absolute)
   ReadableSet readable;  // what is bound (read-only, the scratch dir writable) and the cwd
   bool network = false;  // keep the host network namespace (`--share-net`)
-  std::string env;       // env(1): the command runs as `env -u PWD -- command...`; empty: not
   int seccomp_fd = -1;   // bubblewrap applies the seccomp program read from this fd (`--seccomp
                          // FD`, the fd open in bubblewrap, at offset 0); -1: none
 };
@@ -194,10 +192,11 @@ struct BwrapSpec {
 /// [--share-net] --die-with-parent --new-session --cap-drop ALL [--seccomp FD]
 /// [--ro-bind /dev/null DENIED_FILE | --tmpfs DENIED_DIR --remount-ro DENIED_DIR]...
 /// [--symlink TARGET LINK]... [--bind SCRATCH SCRATCH] --remount-ro / [--chdir WS] --
-/// [ENV -u PWD --] command...`, T each of `readable.trees` in order. The masks come after the
-/// trees, the scratch bind after every other mount (no later mount can hide it), and the empty
-/// root bubblewrap builds is made read-only last. Bubblewrap always sets PWD; env(1) removes it
-/// again so the checker's environment stays exactly the SPEC §5 one.
+/// command...`, T each of `readable.trees` in order. The masks come after the trees, the
+/// scratch bind after every other mount (no later mount can hide it), and the empty root
+/// bubblewrap builds is made read-only last. Bubblewrap always sets PWD; the command is the
+/// reaper R' (checker/reaper.h), which removes it again, so the checker's environment stays
+/// exactly the SPEC §5 one.
 std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std::string>& command);
 
 /// Limits for a check with wall-clock deadline `timeout_ms`: CPU soft = ceil(timeout s) + 1,

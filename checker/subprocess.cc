@@ -924,7 +924,6 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
           request.workspace, scratch.path(), {AbsoluteProgram(executable)}, path, provider.read};
       if (kind == SandboxKind::kBwrap) {
         paths.programs.push_back(ReaperProgram(options_.reaper));
-        if (!support.env.empty()) paths.programs.push_back(support.env);
       }
       readable = CheckerReadable(paths, kind == SandboxKind::kBwrap);
     }
@@ -952,7 +951,7 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
                                           "--",
                                           absolute};
       command.insert(command.end(), args.begin(), args.end());
-      bwrap_spec = BwrapSpec{support.bwrap, std::move(readable), provider.network, support.env};
+      bwrap_spec = BwrapSpec{support.bwrap, std::move(readable), provider.network};
       bwrap_command = std::move(command);
       auto prepared = ChildConfinement::Bwrap(limits, provider.network);
       if (!prepared.ok()) return StartFault(program, "sandbox " + prepared.status().message());
