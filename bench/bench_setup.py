@@ -30,3 +30,19 @@ def runner(gate, ws):
     def run(*args):
         return subprocess.run([gate, *args], cwd=ws, check=True, capture_output=True, text=True).stdout.strip()
     return run
+
+
+def start_server(gate, args, cwd):
+    """Starts `devflow-gate ARGS` (a `serve` command line) in `cwd` and waits for its "ready" log
+    line; returns (the Popen, the TCP port it logged as listening on, or None). The server's log
+    is drained from then on, so it never blocks on a full pipe."""
+    import json, threading
+    srv = subprocess.Popen([gate, *args], cwd=cwd, stderr=subprocess.PIPE, text=True)
+    port = None
+    for line in srv.stderr:
+        if '"listening"' in line and '"port"' in line:
+            port = json.loads(line)["port"]
+        if '"msg":"ready"' in line:
+            break
+    threading.Thread(target=lambda: [None for _ in srv.stderr], daemon=True).start()
+    return srv, port

@@ -23,7 +23,7 @@ Environment: BENCH_N (300 per round), BENCH_ROUNDS (5), BENCH_SECONDS (5).
 import json, os, re, shutil, socket, statistics, subprocess, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_setup import gate_binary, runner, workspace  # noqa: E402
+from bench_setup import gate_binary, runner, start_server, workspace  # noqa: E402
 
 gate = gate_binary()
 N = int(os.environ.get("BENCH_N", "300"))
@@ -47,16 +47,8 @@ run("move", cid, "designing")
 run("artifact", "add", cid, "design", "design.md")
 root = os.path.join(ws, ".devflow")
 sock_path = os.path.join(ws, "gate.sock")
-srv = subprocess.Popen([gate, "--root", root, "--config", os.path.join(ws, "devflow-gate.yaml"), "serve",
-                        "--listen", "unix:" + sock_path, "--listen", "127.0.0.1:0"],
-                       cwd=ws, stderr=subprocess.PIPE, text=True)
-port = None
-for line in srv.stderr:
-    if '"listening"' in line and '"port"' in line:
-        port = json.loads(line)["port"]
-    if '"msg":"ready"' in line:
-        break
-threading.Thread(target=lambda: [None for _ in srv.stderr], daemon=True).start()
+srv, port = start_server(gate, ["--root", root, "--config", os.path.join(ws, "devflow-gate.yaml"), "serve",
+                                "--listen", "unix:" + sock_path, "--listen", "127.0.0.1:0"], ws)
 import atexit
 atexit.register(lambda: srv.poll() is None and (srv.terminate(), srv.wait()))
 assert port, "no TCP port in the server's log"

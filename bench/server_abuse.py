@@ -28,7 +28,7 @@ Figures go to docs/performance.md. Exit status 1 when an expectation fails.
 import http.client, json, os, re, signal, socket, subprocess, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_setup import gate_binary, runner, workspace  # noqa: E402
+from bench_setup import gate_binary, runner, start_server, workspace  # noqa: E402
 
 gate = gate_binary()
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "4"))
@@ -79,16 +79,9 @@ for i in range(8):
     run("artifact", "add", cid, "design", "design.md")
     cards.append(cid)
 
-srv = subprocess.Popen([gate, "--root", root, "--config", cfg, "serve", "--listen", "unix:" + sock,
-                        "--listen", "127.0.0.1:0", "--max-checks", "8", "--read-timeout-ms", "2000",
-                        "--max-connections", "1024"], cwd=ws, stderr=subprocess.PIPE, text=True)
-port = None
-for line in srv.stderr:
-    if '"listening"' in line and '"port"' in line:
-        port = json.loads(line)["port"]
-    if '"msg":"ready"' in line:
-        break
-threading.Thread(target=lambda: [None for _ in srv.stderr], daemon=True).start()
+srv, port = start_server(gate, ["--root", root, "--config", cfg, "serve", "--listen", "unix:" + sock,
+                                "--listen", "127.0.0.1:0", "--max-checks", "8", "--read-timeout-ms",
+                                "2000", "--max-connections", "1024"], ws)
 
 
 class Conn:
