@@ -4,7 +4,8 @@
 //    unclosed, and then it runs to the end of the reply;
 //  - ParseLastVerdict is the last block that ClaimsVerdict, when it is closed and
 //    DecodeVerdictBlock accepts it, it is not nested, its info string is `json` or nothing
-//    (white space around it), nothing but white space follows it, no
+//    (white space around it), its closing ``` starts its line (at most 3 spaces before it) with
+//    only spaces, tabs or a CR after it there, nothing but white space follows it, no
 //    bidi override or tag character is in the reply (nor escaped in it), and it is a veto or no
 //    earlier claiming block decodes as a veto (nullopt otherwise; an allow may also be refused for
 //    a veto stated in prose before it); a verdict's block claims to be one;
@@ -13,6 +14,7 @@
 //    kMaxVerdictFindings + 1 findings, and leaves a verdict that fits unchanged;
 //  - a parsed verdict has a summary that is non-blank and valid UTF-8, valid UTF-8 findings and
 //    nonce, and re-emitted as a fenced ```json block it parses back to the same verdict.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -169,6 +171,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (expected) {
         const size_t tail = static_cast<size_t>(content.data() - reply.data()) + content.size() + 3;
         if (tail < reply.size() && !WhiteSpaceOnly(reply.substr(tail))) expected.reset();
+        // The closer is one to a CommonMark reader (trial15 b07): at most 3 spaces before it on
+        // its line, only spaces, tabs or a CR after it there.
+        const std::string_view last_line = content.substr(content.rfind('\n') + 1);
+        const std::string_view after = reply.substr(std::min(tail, reply.size()));
+        const std::string_view closer_rest = after.substr(0, after.find('\n'));
+        if (last_line.size() > 3 || last_line.find_first_not_of(' ') != std::string_view::npos ||
+            closer_rest.find_first_not_of(" \t\r") != std::string_view::npos) {
+          expected.reset();
+        }
         if (expected && expected->allow && vetoed_before) expected.reset();
       }
       if (decoded && !decoded->allow) vetoed_before = true;
