@@ -150,6 +150,18 @@ Store::Store(std::string root, FileSystem& fs, Clock& clock, Warnings& warnings)
 
 std::string Store::workspace() const { return ParentPath(root_); }
 
+Result<CardFile> ReadCardText(FileSystem& fs, const std::string& id, const std::string& dir,
+                              bool* lost) {
+  const std::string path = JoinPath(dir, "card.md");
+  auto raw = fs.ReadFile(path);
+  if (!raw.ok()) {
+    if (!IsAbsent(raw.status())) return raw.status();
+    if (lost) *lost = true;
+    return CardFile{id, "", std::nullopt, std::nullopt};
+  }
+  return ParseCardFile(path, *raw);
+}
+
 std::string Store::CardDir(const std::string& id) const {
   return JoinPath(JoinPath(root_, "tasks"), id);
 }
@@ -294,16 +306,13 @@ void WarnDrift(const Ctx& c, const std::string& id, const std::string& path, con
 // Reads card.md for a card whose journal folded; a lost file degrades to title = id.
 Result<CardFile> ReadCardFile(const Ctx& c, const std::string& id, const std::string& path,
                               bool warn_lost) {
-  auto raw = c.fs.ReadFile(path);
-  if (!raw.ok()) {
-    if (!IsAbsent(raw.status())) return raw.status();
-    if (warn_lost) {
-      c.warnings.Warn("devflow: card " + id + " lost its projection file " + path +
-                      "; serving the journal-only view");
-    }
-    return CardFile{id, "", std::nullopt, std::nullopt};
+  bool lost = false;
+  Result<CardFile> file = ReadCardText(c.fs, id, ParentPath(path), &lost);
+  if (lost && warn_lost) {
+    c.warnings.Warn("devflow: card " + id + " lost its projection file " + path +
+                    "; serving the journal-only view");
   }
-  return ParseCardFile(path, *raw);
+  return file;
 }
 
 Result<Card> Load(const Ctx& c, const std::string& id, const std::string& dir, bool warn_drift,

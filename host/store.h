@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/card_file.h"
 #include "host/journal.h"
 #include "host/os.h"
 #include "host/stages.h"
@@ -33,6 +34,13 @@ std::optional<std::string> ArtifactPathProblem(std::string_view path);
 /// card directory by a symlink.
 Result<std::string> ReadArtifact(FileSystem& fs, const std::string& card_dir,
                                  std::string_view path);
+
+/// card.md's title and body as Store::Read reads them, for card `id` whose directory is `dir`
+/// (`<root>/tasks/<id>`): a lost file (ENOENT, ENOTDIR) is the journal-only view, title = `id`
+/// and an empty body, with `*lost` set when given; another read error, or a file ParseCardFile
+/// refuses, is that error. Warns nothing (Read warns of a lost file).
+Result<CardFile> ReadCardText(FileSystem& fs, const std::string& id, const std::string& dir,
+                              bool* lost = nullptr);
 
 /// What a card's `commit.lock` (reference §3.3: the text `<pid>\n`, created O_EXCL by the
 /// commit that holds it) says of its holder. One reading for the store's write-contended

@@ -72,13 +72,14 @@ Result<Collected> CollectInputs(const Card& card, const AgentEdgeConfig& edge, F
   return out;
 }
 
-// InputsIdentity of what was collected (reports/verdict_cache.h): what a cached verdict judged.
-std::string JudgedInputs(const Collected& collected) {
+// JudgedIdentity of the card's text and what was collected (reports/verdict_cache.h): what a
+// cached verdict judged.
+std::string JudgedInputs(const Card& card, const Collected& collected) {
   std::vector<std::pair<std::string, std::string_view>> inputs;
   for (const PromptInput& in : collected.inputs) {
     inputs.emplace_back(in.kind + ":" + std::to_string(in.rev), in.content);
   }
-  return InputsIdentity(std::move(inputs));
+  return JudgedIdentity(card.title, card.body, std::move(inputs));
 }
 
 // Takes the inputs' contents out of `collected` (the prompt is their one copy; issue 11).
@@ -156,21 +157,31 @@ Decision FailClosedWithReport(FileSystem& fs, const std::string& report_dir,
   return vetoed;
 }
 
+// The text a card's prompt carries from card.md, its title and body, as one hash: what the
+// commit re-checks beside the artifacts (trial17 B1).
+std::string CardTextSha256(std::string_view title, std::string_view body) {
+  return JudgedIdentity(title, body, {});
+}
+
 // The input artifacts a checker judged, as the commit re-checks them under its lock (host/
 // waterfall.h JudgedBytes; issue 7): each registered file's path and the SHA-256 of the bytes
-// the prompt carried, and what a fault report of this check needs (the allow reply included:
-// it is what the checker said of the bytes it saw).
+// the prompt carried, the card's title and body as the prompt carried them (card.md read again
+// as the store reads it), and what a fault report of this check needs (the allow reply
+// included: it is what the checker said of the bytes it saw).
 class JudgedArtifacts : public JudgedBytes {
  public:
   struct Piece {
     std::string record_path;  // card-relative, as the journal registers it
     std::string sha256;       // Sha256Hex of the bytes judged
   };
-  JudgedArtifacts(FileSystem& fs, std::string card_dir, std::vector<Piece> pieces,
+  JudgedArtifacts(FileSystem& fs, const Card& card, std::vector<Piece> pieces,
                   std::string inputs_sha256, std::string report_dir, std::string workspace,
                   Edge edge, FaultReportFacts facts)
       : fs_(fs),
-        card_dir_(std::move(card_dir)),
+        card_dir_(card.dir),
+        card_path_(card.path),
+        card_id_(card.id),
+        card_text_sha256_(CardTextSha256(card.title, card.body)),
         pieces_(std::move(pieces)),
         inputs_sha256_(std::move(inputs_sha256)),
         report_dir_(std::move(report_dir)),
@@ -191,6 +202,18 @@ class JudgedArtifacts : public JudgedBytes {
         return path + " changed while the checker judged it; move again to judge the new bytes";
       }
     }
+    // card.md's title and body are in the prompt too: edited while the checker ran, the check
+    // judged other text than the card now holds.
+    Result<CardFile> now = ReadCardText(fs_, card_id_, card_dir_);
+    if (!now.ok()) {
+      return card_path_ + " changed while the checker judged it (the card cannot be read now: " +
+             now.status().message() + "); move again to judge the new text";
+    }
+    if (CardTextSha256(now->title, now->body) != card_text_sha256_) {
+      return card_path_ +
+             "'s title or body changed while the checker judged it; move again to judge the new "
+             "text";
+    }
     return std::nullopt;
   }
 
@@ -206,6 +229,9 @@ class JudgedArtifacts : public JudgedBytes {
  private:
   FileSystem& fs_;
   std::string card_dir_;
+  std::string card_path_;
+  std::string card_id_;
+  std::string card_text_sha256_;  // CardTextSha256 of the card the prompt was built from
   std::vector<Piece> pieces_;
   std::string inputs_sha256_;
   std::string report_dir_;
@@ -286,7 +312,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   // only when there is a cache.
   std::string checker_id;
   // ... and the contents it judged (an input edited in place keeps its kind:rev).
-  std::string inputs_id = JudgedInputs(*collected);
+  std::string inputs_id = JudgedInputs(*card, *collected);
   // Every decision on these inputs says which bytes it judged (the ledger's inputsSha256).
   auto judged = [&](Decision decided) {
     decided.judged.push_back(Judged{inputs_id, nullptr});
@@ -441,9 +467,9 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
       facts.reply_redacted = reply->reply_redacted;
       facts.stderr_cut = reply->stderr_cut;
       facts.stderr_redacted = reply->stderr_redacted;
-      recheck = std::make_shared<JudgedArtifacts>(fs_, card->dir, std::move(pieces), inputs_id,
-                                                  report_dir, Workspace(attempt.root), edge,
-                                                  std::move(facts));
+      recheck =
+          std::make_shared<JudgedArtifacts>(fs_, *card, std::move(pieces), inputs_id, report_dir,
+                                            Workspace(attempt.root), edge, std::move(facts));
     }
     allowed.judged.push_back(Judged{std::move(inputs_id), std::move(recheck)});
     return allowed;
@@ -528,7 +554,7 @@ std::string AgentGate::Explain(const Attempt& attempt) {
     if (!checker_id.ok()) {
       warnings.Warn(UnidentifiedChecker(configured->provider, checker_id.status()));
     } else if (cache.CheckDir(Workspace(attempt.root), warnings)) {
-      hit = cache.Lookup(key, *checker_id, JudgedInputs(*collected), warnings);
+      hit = cache.Lookup(key, *checker_id, JudgedInputs(*card, *collected), warnings);
     }
     for (const auto& w : warnings.lines) out += "warning: " + w + "\n";
     if (hit) {

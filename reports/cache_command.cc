@@ -125,10 +125,10 @@ class Currency {
       contents.emplace_back(kind + ":" + std::to_string(record->rev), std::move(*content));
     }
     std::vector<std::pair<std::string, std::string_view>> judged(contents.begin(), contents.end());
-    if (*inputs != InputsIdentity(std::move(judged))) {
+    if (*inputs != JudgedIdentity(card->title, card->body, std::move(judged))) {
       return "inputs changed in place: [" + JoinList(key.inputs) +
-             "] do not hold the contents this verdict judged (edited without a new "
-             "registration), so the gate treats it as a miss";
+             "] or the card's title or body do not hold the contents this verdict judged "
+             "(edited without a new registration), so the gate treats it as a miss";
     }
     if (report_path) {
       Result<FileKind> kind = ctx_.fs.Kind(*report_path);

@@ -351,6 +351,13 @@ std::string InputsIdentity(std::vector<std::pair<std::string, std::string_view>>
   return Sha256Hex(pieces);
 }
 
+std::string JudgedIdentity(std::string_view title, std::string_view body,
+                           std::vector<std::pair<std::string, std::string_view>> inputs) {
+  inputs.emplace_back("#title", title);
+  inputs.emplace_back("#body", body);
+  return InputsIdentity(std::move(inputs));
+}
+
 VerdictCacheKey VerdictCacheKey::Compute(std::string edge, std::string root, std::string card,
                                          std::vector<std::string> inputs,
                                          const std::string& instruction) {
@@ -518,19 +525,20 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
   // must equal the computed one; a reordered, extra or missing field is a silent miss.
   if (!decoded->key_compact || *decoded->key_compact != compact) return std::nullopt;
   // The verdict belongs to the contents it judged: `kind:rev` names a registration, and the
-  // file behind it can be edited in place (the producer can write it). A record without the
-  // field (upstream's, or ours before it) is a silent miss; other contents are a miss the
-  // operator is told of, whatever checker gave the record: checked before the checker, so
-  // an edit in place is never hidden behind a checker identity that changed too (a stat
-  // identity moves with the program's ctime; trial15: the warning went missing 1 run in 150).
+  // file behind it can be edited in place (the producer can write it); so can card.md, whose
+  // title and body the prompt carries too (`inputs` is their JudgedIdentity; trial17 B1). A record
+  // without the field (upstream's, or ours before it) is a silent miss; other contents are a miss
+  // the operator is told of, whatever checker gave the record: checked before the checker, so an
+  // edit in place is never hidden behind a checker identity that changed too (a stat identity moves
+  // with the program's ctime; trial15: the warning went missing 1 run in 150).
   if (!decoded->inputs_sha256) return std::nullopt;
   if (*decoded->inputs_sha256 != inputs) {
     std::string labels;
     for (const std::string& l : key.inputs) labels += (labels.empty() ? "" : ", ") + l;
     warnings.Warn("devflow-agent-gate: the verdict cache at " + file +
                   " judged other contents of [" + labels +
-                  "] (an input was changed in place, without a new registration); treating it "
-                  "as a miss");
+                  "] or of the card's title and body (one was changed in place, without a new "
+                  "registration); treating it as a miss");
     return std::nullopt;
   }
   // The verdict belongs to the checker that gave it: another provider definition, another

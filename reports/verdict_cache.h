@@ -90,6 +90,15 @@ Result<std::string> CurrentCheckerIdentity(const ProviderConfig* provider, bool 
 /// with other content, give another hash; the framing keeps boundaries unambiguous.
 std::string InputsIdentity(std::vector<std::pair<std::string, std::string_view>> inputs);
 
+/// What a check judged, as the cache record's and the ledger's `inputsSha256`: the
+/// InputsIdentity of everything its prompt carries from the card, its `title` and `body`
+/// (framed under the labels `#title` and `#body`, which no `kind:rev` label can be) beside its
+/// `inputs`. A card whose title or body changed, with no new artifact registered, is other
+/// bytes: a cached verdict on the old ones is a miss (trial17 B1: a rework that added a
+/// requirement to the card body was admitted `[cached]`).
+std::string JudgedIdentity(std::string_view title, std::string_view body,
+                           std::vector<std::pair<std::string, std::string_view>> inputs);
+
 /// VerdictCacheKey, serialised in exactly this field order.
 struct VerdictCacheKey {
   std::string edge;                 // "designing->ready"

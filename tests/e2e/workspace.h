@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "reports/verdict_cache.h"
 #include "support/support.h"
 
 namespace devflow::e2e {
@@ -71,6 +72,14 @@ inline const char kPrd[] =
     "# PRD\n\n## Problem\n\nAuditors need the log.\n\n## Requirements\n\n- REQ-1: export CSV\n";
 inline const char kDesign[] =
     "# Design\n\n## Approach\n\nStream rows.\n\n## Requirements covered\n\n- REQ-1\n";
+
+/// What a check of the card CardInDesigning makes judged (reports/verdict_cache.h
+/// JudgedIdentity): its title "Export the audit log", its empty body, `prd` as prd:3 and
+/// `design` as design:4: the `inputsSha256` its cache records and ledger rows carry.
+inline std::string CardInDesigningJudged(std::string_view prd = kPrd,
+                                         std::string_view design = kDesign) {
+  return JudgedIdentity("Export the audit log", "", {{"prd:3", prd}, {"design:4", design}});
+}
 
 /// A workspace `<tmp>/` holding `devflow-gate.yaml` and the root `<tmp>/.devflow`; commands run
 /// with the workspace as cwd and the default root and config.

@@ -33,10 +33,8 @@ std::string GatedConfig(const std::string& fifos, const std::string& cache_dir =
   return text;
 }
 
-// The InputsIdentity of the bytes CardInDesigning registers (prd:3 and design:4).
-std::string JudgedId() {
-  return InputsIdentity({{"prd:3", e2e::kPrd}, {"design:4", e2e::kDesign}});
-}
+// What a check of CardInDesigning's card judged: its text, prd:3 and design:4.
+std::string JudgedId() { return e2e::CardInDesigningJudged(); }
 
 // Rewrites `path` in place: the same inode, new bytes (as an editor or a producer would).
 void RewriteInPlace(const std::string& path, const std::string& text) {
@@ -102,8 +100,7 @@ TEST_CASE(
   CHECK(row["message"].get<std::string>().find(fault) != std::string::npos);
   CHECK(row["faultReport"] == OnlyFaultReport(ws.root()));
   CHECK(row["inputsSha256"] == JudgedId());
-  CHECK(row["inputsSha256"] !=
-        InputsIdentity({{"prd:3", e2e::kPrd}, {"design:4", std::string(kEdited)}}));
+  CHECK(row["inputsSha256"] != e2e::CardInDesigningJudged(e2e::kPrd, kEdited));
   // The allow was cached for the bytes it judged, so a retry on the new bytes is a warned
   // miss that runs the checker again (faults/verdict_trust_test.cc), never this allow.
   std::vector<std::string> records;
@@ -127,8 +124,39 @@ TEST_CASE(
   CHECK(again.exit_code == 0);
   CHECK(again.err.find("judged other contents of [design:4, prd:3]") != std::string::npos);
   CHECK(LedgerRows(ws).back()["outcome"] == "allowed");
-  CHECK(LedgerRows(ws).back()["inputsSha256"] ==
-        InputsIdentity({{"prd:3", e2e::kPrd}, {"design:4", std::string(kEdited)}}));
+  CHECK(LedgerRows(ws).back()["inputsSha256"] == e2e::CardInDesigningJudged(e2e::kPrd, kEdited));
+}
+
+TEST_CASE(
+    "judged inputs: the card's body edited while the checker judges it is not committed, the "
+    "move fails closed naming card.md") {
+  // trial17 B1: the prompt carries card.md's title and body beside the artifacts, so the commit
+  // re-checks them under its lock as it re-checks the artifacts.
+  Fifos fifos;
+  Workspace ws(GatedConfig(fifos.dir.path(), ".devflow/cache/agent-gate"));
+  ws.CardInDesigning();
+  const std::string card_md = ws.card_dir() + "/card.md";
+  const std::string original = test::Slurp(card_md).value();
+
+  test::RunResult moved;
+  std::thread mover([&] { moved = ws.Gate({"move", kCard, "ready"}); });
+  CHECK(test::Slurp(fifos.dir / "started").value_or("") == "started\n");
+  test::Spit(card_md, original + "\n- REQ-9: the export must be signed\n");
+  test::Spit(fifos.dir / "go", "go\n");
+  mover.join();
+
+  const std::string fault = card_md +
+                            "'s title or body changed while the checker judged it; move again to "
+                            "judge the new text";
+  INFO(moved.out << moved.err);
+  CHECK(moved.exit_code == 3);
+  CHECK(moved.out == CouldNotRunWithReport(ws, fault) + ParkedLine());
+  RequireParked(ws, fault);
+  for (const auto& line : ws.JournalLines())
+    CHECK(line.find("\"to\":\"ready\"") == std::string::npos);
+  const nlohmann::json row = LedgerRows(ws).back();
+  CHECK(row["outcome"] == "parked");
+  CHECK(row["inputsSha256"] == JudgedId());  // the text it judged, not the text on disk now
 }
 
 TEST_CASE(

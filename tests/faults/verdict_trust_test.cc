@@ -296,14 +296,68 @@ TEST_CASE("trust: a cached allow is not reused for an input edited in place unde
   CHECK(edited.exit_code == 1);
   CHECK(edited.out == Vetoed("design cites REQ-9", ReportPath(ws)));
   CHECK(edited.err == "devflow-agent-gate: the verdict cache at " + file +
-                          " judged other contents of [design:4, prd:3] (an input was changed in "
-                          "place, without a new registration); treating it as a miss\n");
+                          " judged other contents of [design:4, prd:3] or of the card's title "
+                          "and body (one was changed in place, without a new registration); "
+                          "treating it as a miss\n");
   RequireUnmoved(ws);
   // The veto replaced the record, judged on the new contents.
   auto replaced = nlohmann::json::parse(test::Slurp(file).value());
   CHECK(replaced["verdict"] == "veto");
   CHECK(replaced["inputsSha256"] == InputsIdOf(ws));
   CHECK(replaced["inputsSha256"] != record["inputsSha256"]);
+}
+
+TEST_CASE("trust: a cached allow is not reused once the card's body or title changes") {
+  // trial17 B1: the prompt carries card.md's title and body, which neither the key (kind:rev
+  // labels) nor the inputs hash covered, so a rework that appended a requirement to the body
+  // was admitted `[cached]`. The checker here vetoes a prompt that cites REQ-9.
+  Workspace ws("");
+  ConfigureProgram(ws, EditJudge(ws));
+  ws.CardInDesigning();
+  LambdaReset reset(ws);
+  const std::string card_md = ws.card_dir() + "/card.md";
+  const std::string original = test::Slurp(card_md).value();
+  REQUIRE(ws.Gate({"move", kCard, "ready"}).exit_code == 0);
+  const std::string file = CacheFile(ws, ws / kCacheDir);
+  reset();
+  auto hit = ws.Gate({"move", kCard, "ready"});
+  REQUIRE(hit.out == CommittedOut("[cached] ok"));
+  const std::string warning = "devflow-agent-gate: the verdict cache at " + file +
+                              " judged other contents of [design:4, prd:3] or of the card's "
+                              "title and body (one was changed in place, without a new "
+                              "registration); treating it as a miss\n";
+
+  // A requirement appended to the body, no artifact touched: a warned miss, and the checker
+  // vetoes what it now reads.
+  reset();
+  test::Spit(card_md, original + "\n- REQ-9: the export cites REQ-9 for its format\n");
+  auto body = ws.Gate({"move", kCard, "ready"});
+  INFO("body: " << body.out << body.err);
+  CHECK(body.exit_code == 1);
+  CHECK(body.out == Vetoed("design cites REQ-9", ReportPath(ws)));
+  CHECK(body.err == warning);
+  RequireUnmoved(ws);
+
+  // The card as it was: the veto judged other text, so the checker runs and allows again.
+  reset();
+  auto back = ws.Gate({"move", kCard, "ready"});
+  INFO("back: " << back.out << back.err);
+  CHECK(back.out == CommittedOut("ok"));
+  CHECK(back.err == warning);
+
+  // The title alone changed: a warned miss too.
+  reset();
+  const std::string title = "title: Export the audit log\n";
+  REQUIRE(original.find(title) != std::string::npos);
+  std::string retitled = original;
+  retitled.replace(retitled.find(title), title.size(),
+                   "title: Export the audit log, it cites REQ-9\n");
+  test::Spit(card_md, retitled);
+  auto renamed = ws.Gate({"move", kCard, "ready"});
+  INFO("renamed: " << renamed.out << renamed.err);
+  CHECK(renamed.exit_code == 1);
+  CHECK(renamed.out == Vetoed("design cites REQ-9", ReportPath(ws)));
+  CHECK(renamed.err == warning);
 }
 
 TEST_CASE("trust: an input edited in place is warned of when the checker changed too") {
@@ -325,8 +379,9 @@ TEST_CASE("trust: an input edited in place is warned of when the checker changed
   CHECK(edited.exit_code == 1);
   CHECK(edited.out == Vetoed("design cites REQ-9", ReportPath(ws)));
   CHECK(edited.err == "devflow-agent-gate: the verdict cache at " + file +
-                          " judged other contents of [design:4, prd:3] (an input was changed in "
-                          "place, without a new registration); treating it as a miss\n");
+                          " judged other contents of [design:4, prd:3] or of the card's title "
+                          "and body (one was changed in place, without a new registration); "
+                          "treating it as a miss\n");
   RequireUnmoved(ws);
 }
 

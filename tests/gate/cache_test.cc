@@ -126,9 +126,11 @@ TEST_CASE(
             Sha256Hex(std::string(R"({"provider":null,"verdictNonce":false,"replyRules":")") +
                       kReplyRulesSha256 + "\"}") +
             "\",\n"
-            // ... and of the contents it judged: sha256("design:3\n7\nDESIGN\n"), by python3.
+            // ... and of the contents it judged, the card's text framed beside design:3:
+            // sha256("#body\n22\nBody of 0202-veto-hit.#title\n18\nCard 0202-veto-hit"
+            // "design:3\n7\nDESIGN\n"), by python3.
             "  \"inputsSha256\": "
-            "\"90da07c35f359e9626c922f3238311dd2d95c4d85ac3f1eb3833e41bfafe08d0\"\n"
+            "\"3e89d2414e270687528226ec600688226f9362401e678d361c60bf649e3ebdbd\"\n"
             "}\n");
 }
 

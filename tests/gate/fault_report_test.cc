@@ -82,8 +82,9 @@ TEST_CASE("the ledger row names the fault report and carries the why in its mess
   request.to = Location::kReady;
   request.by = Actor{"human", std::nullopt, std::nullopt};
   const std::string path = FaultReportOf(rig, id, 2);
-  // The card has no inputs: the check judged none, whose InputsIdentity is SHA-256 of "".
-  const std::string kNoInputs = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+  // The card has no inputs: the check judged its title and body alone, whose JudgedIdentity is
+  // the SHA-256 of "#body\n20\nBody of 0202-ledger.#title\n16\nCard 0202-ledger".
+  const std::string kNoInputs = "4989dba53665e09d5ca87627c10d52cd8eca05cda759381c8f95ff08ebb7c8c8";
   const std::string row =
       DecisionRow(request, outcome, kAt, DecisionIdentity{"/c.yaml", "ab", {}}, "D-1");
   CHECK(row ==

@@ -1,6 +1,7 @@
 // One read of each thing a move needs (issue 11 item 1): the journal is read once before the
 // waterfall and once under the commit lock, card.md once before and once by the projection
-// rewrite, each input artifact once, and the policies decide on the executor's read.
+// rewrite (and once more under the lock when a checker ran), each input artifact once, and the
+// policies decide on the executor's read.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -24,9 +25,11 @@ TEST_CASE("a gated move reads the journal, card.md and each input once, and the 
   REQUIRE(outcome.code == "committed");
   CHECK(rig.card_reads == 0);  // the gate decided on the executor's read of the card
   CHECK(reads["journal.jsonl"] == 2);
-  CHECK(reads["card.md"] == 2);
-  // Each input once for the prompt, and once more under the commit lock: a checker ran, so
-  // time passed, and the commit re-hashes the bytes it judged (issue 7, docs/decisions.md).
+  // card.md and each input once for the prompt, and once more under the commit lock: a
+  // checker ran, so time passed, and the commit re-hashes the bytes it judged (issue 7,
+  // docs/decisions.md), the card's title and body too (trial17 B1); card.md a third time by
+  // the projection rewrite.
+  CHECK(reads["card.md"] == 3);
   CHECK(reads["3-prd.md"] == 2);
   CHECK(reads["4-design.md"] == 2);
   REQUIRE(rig.scripted.requests.size() == 1);

@@ -434,9 +434,10 @@ TEST_CASE(
   Spit(design, before + "edited\n");
   ran = RunOp(RunCacheCommand, {"list"}, r.Ctx());
   CHECK(Lines(ran.out).at(0) == head +
-                                    "inputs changed in place: [design:4, prd:3] do not hold the "
-                                    "contents this verdict judged (edited without a new "
-                                    "registration), so the gate treats it as a miss" +
+                                    "inputs changed in place: [design:4, prd:3] or the card's "
+                                    "title or body do not hold the contents this verdict judged "
+                                    "(edited without a new registration), so the gate treats it "
+                                    "as a miss" +
                                     tail);
   Spit(design, before);
   // The current checker's record: current; prune keeps it, removes the stale one above.

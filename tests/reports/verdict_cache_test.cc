@@ -522,9 +522,9 @@ TEST_CASE("a cached verdict that judged other contents of its inputs is a warned
   CHECK_FALSE(cache.Lookup(TheKey(), kChecker, edited, warnings).has_value());
   CHECK(warnings.lines ==
         std::vector<std::string>{"devflow-agent-gate: the verdict cache at " + tmp / kFileName +
-                                 " judged other contents of [design:4, prd:3] (an input was "
-                                 "changed in place, without a new registration); treating it as "
-                                 "a miss"});
+                                 " judged other contents of [design:4, prd:3] or of the "
+                                 "card's title and body (one was changed in place, without a "
+                                 "new registration); treating it as a miss"});
   // The contents it judged: a hit.
   warnings.lines.clear();
   CHECK(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());

@@ -300,7 +300,7 @@ std::string JudgedInputsOf(const std::string& root, const std::string& id,
   }
   std::vector<std::pair<std::string, std::string_view>> inputs;
   for (size_t i = 0; i < labels.size(); ++i) inputs.emplace_back(labels[i], contents[i]);
-  return InputsIdentity(std::move(inputs));
+  return JudgedIdentity(card->title, card->body, std::move(inputs));
 }
 
 }  // namespace devflow::test
