@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "checker/checker_support.h"
 #include "checker/subprocess.h"
 #include "support/support.h"
 
@@ -48,13 +49,18 @@ CheckRequest AllowRequest(const std::string& ws) {
   return r;
 }
 
-Result<CheckReply> DispatchIn(const std::string& parent, const std::string& ws, bool sweep = true) {
+Result<CheckReply> DispatchIn(const std::string& parent, const std::string& ws, bool sweep = true,
+                              std::vector<std::string> command = {}) {
   ProviderConfig p;
   p.name = "allow";
-  p.command = {test::SourceDir() + "/tests/fixtures/checkers/allow.sh"};
+  p.command =
+      command.empty()
+          ? std::vector<std::string>{test::SourceDir() + "/tests/fixtures/checkers/allow.sh"}
+          : std::move(command);
   SubprocessOptions options;
   options.scratch_parent = parent;
   options.sweep_scratch = sweep;
+  options.bwrap = test::TestBwrap();
   SubprocessChecker checker({p}, "", options);
   return checker.Dispatch(AllowRequest(ws));
 }
@@ -92,6 +98,62 @@ TEST_CASE("the next dispatch removes a gone host's scratch dir, never a locked o
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(mine)) left.push_back(e.path().string());
   CHECK(left == std::vector<std::string>{live});
+}
+
+// A chain of `levels` directories below `top`, with a file at each level, made relative to the
+// previous level (no path grows past PATH_MAX); the bottom directory's fd is returned.
+int DeepChain(const std::string& top, int levels) {
+  int fd = ::open(top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  for (int level = 0; level < levels; ++level) {
+    REQUIRE(::mkdirat(fd, "d", 0700) == 0);
+    const int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(next >= 0);
+    ::close(fd);
+    fd = next;
+    const int file = ::openat(fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    REQUIRE(file >= 0);
+    ::close(file);
+  }
+  return fd;
+}
+
+TEST_CASE("a checker's scratch tree 300 and 3,000 levels deep is removed when the check ends") {
+  // trial17 D1: the removal stopped 256 levels down, so a checker that nested its scratch dir
+  // deeper left it (and whatever it wrote there) for good. Here the tree also holds a symlink
+  // out, a mode-0 and a read-only directory at its bottom.
+  for (const int levels : {300, 3000}) {
+    CAPTURE(levels);
+    test::TempDir parent, ws, outside;
+    test::Spit(outside.path() + "/keep.txt", "keep");
+    auto reply = DispatchIn(parent.path(), ws.path(), true,
+                            {test::SourceDir() + "/tests/fixtures/checkers/deep_scratch.py",
+                             std::to_string(levels), outside.path()});
+    REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+    CHECK(reply->text.find("deep " + std::to_string(levels)) != std::string::npos);
+    CHECK(fs::is_empty(UserParent(parent.path())));
+    CHECK(test::Slurp(outside.path() + "/keep.txt").value() == "keep");
+  }
+}
+
+TEST_CASE("the next dispatch removes a gone host's scratch dir 3,000 levels deep") {
+  test::TempDir parent, ws, outside;
+  const std::string mine = UserParent(parent.path());
+  REQUIRE(::mkdir(mine.c_str(), 0700) == 0);
+  const std::string orphan =
+      mine + "/devflow-gate-checker-" + std::to_string(DeadPid()) + "-DeEpOo";
+  REQUIRE(::mkdir(orphan.c_str(), 0700) == 0);
+  test::Spit(outside.path() + "/keep.txt", "keep");
+  const int bottom = DeepChain(orphan, 3000);
+  REQUIRE(::symlinkat(outside.path().c_str(), bottom, "out") == 0);
+  REQUIRE(::mkdirat(bottom, "shut", 0) == 0);
+  ::close(bottom);
+
+  REQUIRE(DispatchIn(parent.path(), ws.path()).ok());
+
+  CHECK_FALSE(fs::exists(fs::symlink_status(orphan)));
+  CHECK(fs::is_empty(mine));
+  CHECK(test::Slurp(outside.path() + "/keep.txt").value() == "keep");
 }
 
 TEST_CASE("a dispatch never sweeps the shared parent, and without sweep_scratch sweeps nothing") {
