@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -64,6 +65,31 @@ struct Fifos {
   }
 };
 
+// `move <card> ready` with the gated checker: `meanwhile` runs once the checker has read its
+// prompt (it says so on "started"), then the checker allows (on "go"); the move's result.
+test::RunResult MoveReadyWhileJudging(
+    const Workspace& ws, const Fifos& fifos, const std::function<void()>& meanwhile = [] {}) {
+  test::RunResult moved;
+  std::thread mover([&] { moved = ws.Gate({"move", kCard, "ready"}); });
+  CHECK(test::Slurp(fifos.dir / "started").value_or("") == "started\n");
+  meanwhile();
+  test::Spit(fifos.dir / "go", "go\n");
+  mover.join();
+  return moved;
+}
+
+// The move failed closed with `fault` at its commit: exit 3, parked, no transition to ready.
+void RequireFailedClosedAtCommit(const Workspace& ws, const test::RunResult& moved,
+                                 const std::string& fault) {
+  INFO(moved.out << moved.err);
+  CHECK(moved.exit_code == 3);
+  CHECK(moved.out == CouldNotRunWithReport(ws, fault) + ParkedLine());
+  // No transition to ready was appended: the last line is the park, nothing after it.
+  RequireParked(ws, fault);
+  for (const auto& line : ws.JournalLines())
+    CHECK(line.find("\"to\":\"ready\"") == std::string::npos);
+}
+
 TEST_CASE(
     "judged inputs: a design rewritten in place while the checker judges it is not committed, "
     "the move fails closed naming the file") {
@@ -72,23 +98,13 @@ TEST_CASE(
   ws.CardInDesigning();
   const std::string design = ws.card_dir() + "/artifacts/4-design.md";
 
-  test::RunResult moved;
-  std::thread mover([&] { moved = ws.Gate({"move", kCard, "ready"}); });
-  // The checker has read its prompt (the old bytes) once it says so; it allows on "go".
-  CHECK(test::Slurp(fifos.dir / "started").value_or("") == "started\n");
-  RewriteInPlace(design, kEdited);
-  test::Spit(fifos.dir / "go", "go\n");
-  mover.join();
+  // The checker has read its prompt (the old bytes) when the design is rewritten.
+  const test::RunResult moved =
+      MoveReadyWhileJudging(ws, fifos, [&] { RewriteInPlace(design, kEdited); });
 
   const std::string fault =
       design + " changed while the checker judged it; move again to judge the new bytes";
-  INFO(moved.out << moved.err);
-  CHECK(moved.exit_code == 3);
-  CHECK(moved.out == CouldNotRunWithReport(ws, fault) + ParkedLine());
-  // No transition to ready was appended: the fifth line is the park, nothing after it.
-  RequireParked(ws, fault);
-  for (const auto& line : ws.JournalLines())
-    CHECK(line.find("\"to\":\"ready\"") == std::string::npos);
+  RequireFailedClosedAtCommit(ws, moved, fault);
   // The fault report names the file and keeps what the checker said of the old bytes.
   const std::string report = test::Slurp(OnlyFaultReport(ws.root())).value();
   CHECK(report.find("- fault: " + fault + "\n") != std::string::npos);
@@ -115,11 +131,7 @@ TEST_CASE(
   auto recovered = ws.Gate({"move", kCard, "designing"});
   INFO(recovered.out << recovered.err);
   REQUIRE(recovered.exit_code == 0);
-  test::RunResult again;
-  std::thread retry([&] { again = ws.Gate({"move", kCard, "ready"}); });
-  CHECK(test::Slurp(fifos.dir / "started").value_or("") == "started\n");
-  test::Spit(fifos.dir / "go", "go\n");
-  retry.join();
+  const test::RunResult again = MoveReadyWhileJudging(ws, fifos);
   INFO(again.out << again.err);
   CHECK(again.exit_code == 0);
   CHECK(again.err.find("judged other contents of [design:4, prd:3]") != std::string::npos);
@@ -138,22 +150,13 @@ TEST_CASE(
   const std::string card_md = ws.card_dir() + "/card.md";
   const std::string original = test::Slurp(card_md).value();
 
-  test::RunResult moved;
-  std::thread mover([&] { moved = ws.Gate({"move", kCard, "ready"}); });
-  CHECK(test::Slurp(fifos.dir / "started").value_or("") == "started\n");
-  test::Spit(card_md, original + "\n- REQ-9: the export must be signed\n");
-  test::Spit(fifos.dir / "go", "go\n");
-  mover.join();
+  const test::RunResult moved = MoveReadyWhileJudging(
+      ws, fifos, [&] { test::Spit(card_md, original + "\n- REQ-9: the export must be signed\n"); });
 
   const std::string fault = card_md +
                             "'s title or body changed while the checker judged it; move again to "
                             "judge the new text";
-  INFO(moved.out << moved.err);
-  CHECK(moved.exit_code == 3);
-  CHECK(moved.out == CouldNotRunWithReport(ws, fault) + ParkedLine());
-  RequireParked(ws, fault);
-  for (const auto& line : ws.JournalLines())
-    CHECK(line.find("\"to\":\"ready\"") == std::string::npos);
+  RequireFailedClosedAtCommit(ws, moved, fault);
   const nlohmann::json row = LedgerRows(ws).back();
   CHECK(row["outcome"] == "parked");
   CHECK(row["inputsSha256"] == JudgedId());  // the text it judged, not the text on disk now
@@ -168,11 +171,7 @@ TEST_CASE(
   const std::string journal = test::Slurp(ws.journal_path()).value();
   const std::string card_md = test::Slurp(ws.card_dir() + "/card.md").value();
 
-  test::RunResult moved;
-  std::thread mover([&] { moved = ws.Gate({"move", kCard, "ready"}); });
-  CHECK(test::Slurp(fifos.dir / "started").value_or("") == "started\n");
-  test::Spit(fifos.dir / "go", "go\n");
-  mover.join();
+  const test::RunResult moved = MoveReadyWhileJudging(ws, fifos);
   INFO(moved.out << moved.err);
   CHECK(moved.exit_code == 0);
   RequireCommitted(ws, "gated ok");
