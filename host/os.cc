@@ -71,6 +71,13 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
   return Status::Ok();
 }
 
+// The refusal of a file over the bytes a read may take (ReadFileBeneath).
+Status TooBig(const std::string& path, uint64_t bytes, int64_t limit) {
+  return Status::Error("EFBIG", "read " + path + ": " + std::to_string(bytes) +
+                                    " bytes, over the " + std::to_string(limit) +
+                                    " bytes a file read beneath a card may hold (EFBIG)");
+}
+
 // Reads to EOF straight into the string, sized from `size_hint` (the file's st_size): one
 // copy, the kernel's, for a file that does not grow while it is read (a 16 MiB artifact was
 // copied three times through a bounce buffer and the string's regrowth, issue 11 item 2).
@@ -79,7 +86,10 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
 // regrowth, and a read that returns exactly the hinted size with that byte to spare is the
 // end (a regular file reads short only at its end; one that grew since the fstat fills the
 // spare byte and is read on), so the usual second read that returns 0 is not made.
-Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0) {
+// `limit` (> 0): a file that turns out longer is refused (EFBIG), having read at most one
+// buffer past it.
+Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0,
+                            int64_t limit = 0) {
   std::string out;
   size_t used = 0;
   const size_t hint = static_cast<size_t>(size_hint > 0 ? size_hint : 0);
@@ -96,6 +106,7 @@ Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0
     }
     if (n == 0) break;
     used += static_cast<size_t>(n);
+    if (limit > 0 && used > static_cast<size_t>(limit)) return TooBig(path, used, limit);
     if (hint > 0 && used == hint && out.size() == hint + 1) break;
   }
   out.resize(used);
@@ -536,7 +547,10 @@ class PosixFs : public FileSystem {
     if (!S_ISREG(st.st_mode)) {
       return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
     }
-    return ReadAll(fd.get(), path, st.st_size);
+    if (st.st_size > kMaxBeneathReadBytes) {
+      return TooBig(path, static_cast<uint64_t>(st.st_size), kMaxBeneathReadBytes);
+    }
+    return ReadAll(fd.get(), path, st.st_size, kMaxBeneathReadBytes);
   }
 
   Result<std::string> ReadFile(const std::string& path) override {

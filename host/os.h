@@ -52,6 +52,10 @@ class FileBytes {
   std::string owned_;
 };
 
+/// The most bytes FileSystem::ReadFileBeneath reads (an input artifact: 256 MiB, sixteen times
+/// the 16 MiB inputs issue 11 measures; an LLM reads far less).
+inline constexpr int64_t kMaxBeneathReadBytes = int64_t{256} << 20;
+
 /// Whether FileSystem::WriteFileAtomic may replace a file already at the path.
 enum class Replace { kExisting, kNever };
 
@@ -153,9 +157,14 @@ class FileSystem {
   /// `open <base>/<rel>: resolves outside <base> through a symlink (EXDEV)`; an absolute `rel`
   /// or a ".." segment fails the same way (`open <base>/<rel>: leaves <base> (EXDEV)`). A FIFO,
   /// device or directory is refused without blocking (`read <path>: not a regular file
-  /// (EINVAL)`, EISDIR for a directory). Other errors read like ReadFile's (`open <base>/<rel>:
-  /// No such file or directory (ENOENT)`). The default implementation refuses everything (code
-  /// "ENOSYS"), so a FileSystem that does not implement it fails closed.
+  /// (EINVAL)`, EISDIR for a directory). A file over kMaxBeneathReadBytes is refused before
+  /// any byte is read, and one that grows past it while read is refused too (code "EFBIG":
+  /// `read <path>: <n> bytes, over the 268435456 bytes a file read beneath a card may hold
+  /// (EFBIG)`): what lies in a card directory is the producer's to write, and a 20 GiB sparse
+  /// file read whole ran the host out of memory (trial18). Other errors read like ReadFile's
+  /// (`open <base>/<rel>: No such file or directory (ENOENT)`). The default implementation
+  /// refuses everything (code "ENOSYS"), so a FileSystem that does not implement it fails
+  /// closed.
   virtual Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel);
 
   /// Reads a file the gate writes and reads back itself (a verdict cache record) as ReadFile
