@@ -46,3 +46,19 @@ def start_server(gate, args, cwd):
             break
     threading.Thread(target=lambda: [None for _ in srv.stderr], daemon=True).start()
     return srv, port
+
+
+def bwrap_floor(bwrap, ws, checker):
+    """bubblewrap alone starting `checker` in a sandbox of the gate's kind, without the checker
+    argv: the system trees and the checker's and workspace's directories read-only, /dev,
+    /proc, every namespace unshared, a new session, no capabilities (the floor the gate's
+    bubblewrap level is compared with; it lacks the seccomp filter, /etc masks, scratch dir and
+    reapers)."""
+    floor = [bwrap]
+    for tree in ("/usr", "/etc", "/opt", os.path.dirname(checker), ws):
+        if os.path.isdir(tree):
+            floor += ["--ro-bind", tree, tree]
+    for link, target in (("/bin", "usr/bin"), ("/sbin", "usr/sbin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64")):
+        floor += ["--symlink", target, link]
+    return floor + ["--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "--new-session",
+                    "--cap-drop", "ALL", "--chdir", ws]

@@ -17,7 +17,7 @@ ratio to A. Environment: BENCH_N (40).
 import os, shutil, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_setup import gate_binary, workspace  # noqa: E402
+from bench_setup import bwrap_floor, gate_binary, workspace  # noqa: E402
 
 gate = gate_binary()
 reaper = os.path.join(os.path.dirname(gate), "devflow-gate-reaper")
@@ -28,14 +28,7 @@ N = int(os.environ.get("BENCH_N", "40"))
 ws, checker = workspace("dg-bench-bwrap-parts-")
 scratch = tempfile.mkdtemp(prefix="dg-bench-bwrap-scratch-")
 
-floor = [bwrap]
-for tree in ("/usr", "/etc", "/opt", os.path.dirname(checker), ws):
-    if os.path.isdir(tree):
-        floor += ["--ro-bind", tree, tree]
-for link, target in (("/bin", "usr/bin"), ("/sbin", "usr/sbin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64")):
-    floor += ["--symlink", target, link]
-floor += ["--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "--new-session",
-          "--cap-drop", "ALL", "--chdir", ws]
+floor = bwrap_floor(bwrap, ws, checker)
 path_dirs = []
 for d in dict.fromkeys(os.environ.get("PATH", "").split(":") + [os.path.dirname(reaper)]):
     if d.startswith("/") and not d.startswith(("/usr", "/bin", "/sbin")) and os.path.isdir(d):

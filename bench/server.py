@@ -23,7 +23,7 @@ Environment: BENCH_N (200), BENCH_SECONDS (10), BENCH_SLOW (1000), BENCH_FLAT (1
 import asyncio, http.client, json, os, re, shutil, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_setup import gate_binary, runner, workspace  # noqa: E402
+from bench_setup import bwrap_floor, gate_binary, runner, workspace  # noqa: E402
 
 gate = gate_binary()
 N = int(os.environ.get("BENCH_N", "200"))
@@ -112,14 +112,7 @@ bwrap = shutil.which("bwrap")
 if bwrap:
     with open(os.path.join(ws, "bwrap.yaml"), "w") as f:
         f.write(config(False).replace("    sandbox: off\n", ""))
-    floor = [bwrap]
-    for tree in ("/usr", "/etc", "/opt", os.path.dirname(checker), ws):
-        if os.path.isdir(tree):
-            floor += ["--ro-bind", tree, tree]
-    for link, target in (("/bin", "usr/bin"), ("/sbin", "usr/sbin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64")):
-        floor += ["--symlink", target, link]
-    floor += ["--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "--new-session",
-              "--cap-drop", "ALL", "--chdir", ws, "--", checker]
+    floor = bwrap_floor(bwrap, ws, checker) + ["--", checker]
     srv, port = serve(os.path.join(ws, "bwrap.yaml"))
     conn = http.client.HTTPConnection("127.0.0.1", port)
     for i in range(N + 2):  # the first two of each warm up
