@@ -72,10 +72,13 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
 }
 
 // The refusal of a file over the bytes a read may take (ReadFileBeneath).
-Status TooBig(const std::string& path, uint64_t bytes, int64_t limit) {
+// The refusal of a file over kMaxReadBytes (host/os.h), `bytes` being its size or what was
+// read of it before it grew past the bound.
+Status TooBig(const std::string& path, uint64_t bytes) {
   return Status::Error("EFBIG", "read " + path + ": " + std::to_string(bytes) +
-                                    " bytes, over the " + std::to_string(limit) +
-                                    " bytes a file read beneath a card may hold (EFBIG)");
+                                    " bytes, over the " + std::to_string(kMaxReadBytes) +
+                                    " bytes the gate reads of one file (EFBIG); replace it "
+                                    "with a smaller file");
 }
 
 // Reads to EOF straight into the string, sized from `size_hint` (the file's st_size): one
@@ -86,10 +89,9 @@ Status TooBig(const std::string& path, uint64_t bytes, int64_t limit) {
 // regrowth, and a read that returns exactly the hinted size with that byte to spare is the
 // end (a regular file reads short only at its end; one that grew since the fstat fills the
 // spare byte and is read on), so the usual second read that returns 0 is not made.
-// `limit` (> 0): a file that turns out longer is refused (EFBIG), having read at most one
-// buffer past it.
-Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0,
-                            int64_t limit = 0) {
+// A file that turns out longer than kMaxReadBytes is refused (EFBIG), having read at most one
+// buffer past it (a /proc file, or a file that grew since the fstat).
+Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0) {
   std::string out;
   size_t used = 0;
   const size_t hint = static_cast<size_t>(size_hint > 0 ? size_hint : 0);
@@ -106,7 +108,7 @@ Result<std::string> ReadAll(int fd, const std::string& path, off_t size_hint = 0
     }
     if (n == 0) break;
     used += static_cast<size_t>(n);
-    if (limit > 0 && used > static_cast<size_t>(limit)) return TooBig(path, used, limit);
+    if (used > static_cast<size_t>(kMaxReadBytes)) return TooBig(path, used);
     if (hint > 0 && used == hint && out.size() == hint + 1) break;
   }
   out.resize(used);
@@ -529,6 +531,7 @@ Result<int> OpenForRead(const std::string& path, off_t* size, bool own = false) 
     return Status::Error("EMLINK", "read " + path + ": " + std::to_string(st.st_nlink) +
                                        " hard links, not one (EMLINK)");
   }
+  if (st.st_size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(st.st_size));
   *size = st.st_size;
   return fd.release();
 }
@@ -547,10 +550,8 @@ class PosixFs : public FileSystem {
     if (!S_ISREG(st.st_mode)) {
       return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
     }
-    if (st.st_size > kMaxBeneathReadBytes) {
-      return TooBig(path, static_cast<uint64_t>(st.st_size), kMaxBeneathReadBytes);
-    }
-    return ReadAll(fd.get(), path, st.st_size, kMaxBeneathReadBytes);
+    if (st.st_size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(st.st_size));
+    return ReadAll(fd.get(), path, st.st_size);
   }
 
   Result<std::string> ReadFile(const std::string& path) override {
@@ -594,6 +595,7 @@ class PosixFs : public FileSystem {
       }
       if (n == 0) break;
       used += static_cast<size_t>(n);
+      if (used > static_cast<size_t>(kMaxReadBytes)) return TooBig(path, used);
       if (exact > 0 && used == exact && capacity == exact + 1) break;  // ReadAll's end
     }
     return FileBytes::Heap(std::move(buffer), used);
@@ -752,6 +754,7 @@ class PosixFs : public FileSystem {
     const Place place = Locate(path);
     if (place.err != 0) return PlaceError(place, "replace", path, /*write=*/true, path);
     UniqueFd fd;
+    off_t size = 0;  // of the file locked
     for (int reopens = 0; fd.get() < 0; ++reopens) {
       // O_RDWR as the appenders open it (an flock does not care, a reader of the bytes does).
       fd.reset(OpenRetrying(place, O_RDWR | O_CLOEXEC | O_NONBLOCK));
@@ -772,13 +775,15 @@ class PosixFs : public FileSystem {
       }
       if (::fstatat(place.at(), place.name.c_str(), &now, place.stat_flags()) == 0 &&
           now.st_dev == held.st_dev && now.st_ino == held.st_ino) {
+        size = held.st_size;
         break;
       }
       if (reopens >= kAppendReopens) return OsError(ESTALE, "lock", path);
       fd.reset();  // another replace won the race: lock what is there now
     }
     ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-    Result<std::string> current = ReadAll(fd.get(), path);
+    if (size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(size));
+    Result<std::string> current = ReadAll(fd.get(), path, size);
     if (!current.ok()) return current.status();
     std::optional<std::string> next = rewrite(*current);
     if (!next) return Status::Ok();

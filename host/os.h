@@ -52,9 +52,16 @@ class FileBytes {
   std::string owned_;
 };
 
-/// The most bytes FileSystem::ReadFileBeneath reads (an input artifact: 256 MiB, sixteen times
-/// the 16 MiB inputs issue 11 measures; an LLM reads far less).
-inline constexpr int64_t kMaxBeneathReadBytes = int64_t{256} << 20;
+/// The most bytes the POSIX FileSystem reads of one file whole (ReadFile, ReadOwnFile,
+/// ReadFileBytes, MapFile, ReadFileBeneath, ReplaceLocked): 256 MiB, sixteen times the 16 MiB
+/// inputs issue 11 measures, and half of what a V8 string (the TypeScript store's read) can hold.
+/// A larger file is refused before a byte is read, and one that grows past it while read is
+/// refused too, with code "EFBIG" and the message `read <path>: <n> bytes, over the 268435456
+/// bytes the gate reads of one file (EFBIG); replace it with a smaller file`. The files below a
+/// devflow root are the producer's to write (card.md, journal.jsonl, artifacts, records): a
+/// 20 GiB sparse artifact read whole took 24 GB and the kernel's OOM killer ended the gate
+/// (trial18), a 4 GiB card.md made `card show` peak at 16.7 GB (issue 7).
+inline constexpr int64_t kMaxReadBytes = int64_t{256} << 20;
 
 /// Whether FileSystem::WriteFileAtomic may replace a file already at the path.
 enum class Replace { kExisting, kNever };
@@ -67,7 +74,7 @@ class FileSystem {
  public:
   virtual ~FileSystem() = default;
 
-  /// Whole file as bytes. Missing file → code "ENOENT".
+  /// Whole file as bytes. Missing file → code "ENOENT"; a file over kMaxReadBytes → "EFBIG".
   virtual Result<std::string> ReadFile(const std::string& path) = 0;
 
   /// The whole file without a copy, for inputs read once and large (grounding evidence): the
@@ -157,11 +164,8 @@ class FileSystem {
   /// `open <base>/<rel>: resolves outside <base> through a symlink (EXDEV)`; an absolute `rel`
   /// or a ".." segment fails the same way (`open <base>/<rel>: leaves <base> (EXDEV)`). A FIFO,
   /// device or directory is refused without blocking (`read <path>: not a regular file
-  /// (EINVAL)`, EISDIR for a directory). A file over kMaxBeneathReadBytes is refused before
-  /// any byte is read, and one that grows past it while read is refused too (code "EFBIG":
-  /// `read <path>: <n> bytes, over the 268435456 bytes a file read beneath a card may hold
-  /// (EFBIG)`): what lies in a card directory is the producer's to write, and a 20 GiB sparse
-  /// file read whole ran the host out of memory (trial18). Other errors read like ReadFile's
+  /// (EINVAL)`, EISDIR for a directory). A file over kMaxReadBytes is refused as ReadFile
+  /// refuses it (code "EFBIG"). Other errors read like ReadFile's
   /// (`open <base>/<rel>: No such file or directory (ENOENT)`). The default implementation
   /// refuses everything (code "ENOSYS"), so a FileSystem that does not implement it fails
   /// closed.

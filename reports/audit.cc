@@ -51,9 +51,13 @@ CardsPart CheckCards(const OperatorContext& ctx, Findings& f) {
   Store store(ctx.root, ctx.fs, SystemClock(), dropped);
   auto unfoldable = [&](const std::string& id, const std::string& problem) {
     part.unfoldable.emplace_back(id, problem);
+    // A file over the read bound names its own fix (replace it with a smaller file).
+    const bool too_big = problem.find("(EFBIG)") != std::string::npos;
     f.problems.push_back("card " + id + " does not fold: " + problem +
-                         "; repair the line by hand or restore the journal from version control "
-                         "(every read and move of this card fails until then)");
+                         (too_big ? ""
+                                  : "; repair the line by hand or restore the journal from "
+                                    "version control") +
+                         " (every read and move of this card fails until then)");
   };
   const std::string tasks = JoinPath(ctx.root, "tasks");
   auto names = ctx.fs.ListDir(tasks);
@@ -262,6 +266,16 @@ struct LedgerPart {
 LedgerPart CheckLedger(const OperatorContext& ctx, const CardsPart& cards, Findings& f) {
   LedgerPart part;
   part.scan = ScanDecisionLedger(ctx);
+  // The ledger grows with every decision, and every whole-file read stops at kMaxReadBytes
+  // (host/os.h): warn at half, while `ledger prune` can still read it.
+  if (part.scan.bytes > static_cast<uint64_t>(kMaxReadBytes / 2)) {
+    f.warnings.push_back("the decision ledger " + part.scan.path + " holds " +
+                         std::to_string(part.scan.bytes) + " bytes, over half of the " +
+                         std::to_string(kMaxReadBytes) +
+                         " bytes the gate reads of one file: prune it (`devflow-gate ledger prune "
+                         "--older-than 90d`) or rotate it (move it aside; the next decision "
+                         "starts a new ledger)");
+  }
   for (const char* o : kOutcomes) part.by_outcome[o] = 0;
   std::set<std::string> decided;
   for (const DecisionView& row : part.scan.rows) {

@@ -95,6 +95,19 @@ std::string InferredOutcome(bool ok, bool parked, const std::string& code,
   return "rejected";
 }
 
+// What to do about a ledger that could not be read: one over the bound every whole-file read
+// keeps (kMaxReadBytes, host/os.h: EFBIG) is rotated, since `ledger prune` must read it too; the
+// appenders create a new one at the next decision (AppendDurable reopens a file renamed away).
+namespace {
+std::string LedgerReadFix(const Status& status, const std::string& path) {
+  if (status.code() == "EFBIG") {
+    return "; rotate it: move it aside (mv " + path + " " + path +
+           ".1); the next decision starts a new ledger";
+  }
+  return "; check its permissions";
+}
+}  // namespace
+
 LedgerScan ScanDecisionLedger(const OperatorContext& ctx) {
   const std::string path = DecisionLedgerPath(ctx.root);
   auto text = ctx.fs.ReadFile(path);
@@ -102,7 +115,7 @@ LedgerScan ScanDecisionLedger(const OperatorContext& ctx) {
     LedgerScan scan;
     scan.path = path;
     if (!IsAbsent(text.status())) {
-      scan.problems.push_back(text.status().message() + "; check its permissions");
+      scan.problems.push_back(text.status().message() + LedgerReadFix(text.status(), path));
     }
     return scan;
   }
@@ -307,8 +320,9 @@ int LedgerPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry_
   const bool absent = !status.ok() && IsAbsent(status);
   std::vector<std::string> errors;
   if (!status.ok() && !absent) {
-    errors.push_back(status.message() + "; the ledger is as it was: check the permissions of " +
-                     ParentPath(path));
+    errors.push_back(status.message() + "; the ledger is as it was" +
+                     (status.code() == "EFBIG" ? LedgerReadFix(status, path)
+                                               : ": check the permissions of " + ParentPath(path)));
     plan = LedgerPrunePlan{};
   }
   if (json) {

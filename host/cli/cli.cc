@@ -279,15 +279,6 @@ int ArtifactAdd(const Globals& g, const std::string& id, const std::string& kind
   auto actor = ParseActorText(by);
   if (!actor) return Fail("--by must be human[:NAME], agent[:SESSION] or command[:NAME]");
   if (expect && *expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
-  // The gate reads a registered artifact only up to kMaxBeneathReadBytes (host/os.h): a larger
-  // one is refused here, before it is read whole (trial18: a 20 GiB sparse file ran the host out
-  // of memory).
-  struct stat st {};
-  if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > kMaxBeneathReadBytes) {
-    return Fail("cannot read the artifact file: " + file + " holds " + std::to_string(st.st_size) +
-                " bytes, over the " + std::to_string(kMaxBeneathReadBytes) +
-                " bytes the gate reads of an artifact (EFBIG)");
-  }
   Result<std::string> content = RealFileSystem().ReadFile(file);
   if (!content.ok()) return Fail("cannot read the artifact file: " + content.status().message());
   if (auto rc = MissingRoot(g)) return *rc;
