@@ -213,16 +213,17 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
   }
   // The bytes a checker judged while time passed are re-hashed under the commit lock, right
   // before the append: an input rewritten in place while the checker ran (same kind:rev, new
-  // bytes) is never committed as judged (issue 7, docs/decisions.md).
+  // bytes) is never committed as judged, and fails closed; card.md's text edited meanwhile
+  // refuses the commit as a conflict (issue 7, docs/decisions.md).
   JudgedBytes* changed = nullptr;
   if (std::any_of(decision.judged.begin(), decision.judged.end(),
                   [](const Judged& j) { return j.recheck != nullptr; })) {
     commit.before_append = [&decision, &changed]() -> Status {
       for (const Judged& each : decision.judged) {
         if (!each.recheck) continue;
-        if (std::optional<std::string> fault = each.recheck->Changed()) {
-          changed = each.recheck.get();
-          return Status::Error("inputs-changed", *fault);
+        if (std::optional<Status> refused = each.recheck->Changed()) {
+          if (refused->code() == "inputs-changed") changed = each.recheck.get();
+          return *refused;
         }
       }
       return Status::Ok();
@@ -231,7 +232,7 @@ MoveOutcome Executor::MoveAt(const MoveRequest& request, int depth) {
   // The fold the decision was made on goes to the commit, which folds only what was appended
   // since (or everything again, when the journal changed any other way).
   Result<Card> committed = store_.CommitTransition(commit, std::move(card));
-  if (!committed.ok() && changed) {
+  if (!committed.ok() && changed && committed.status().code() == "inputs-changed") {
     // Nothing was committed: the check's allow is void, and the move fails closed as a fault
     // of that check would (fault report, park, ledger row saying why).
     Decision failed = changed->FailClosed(committed.status().message(), context);

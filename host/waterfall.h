@@ -103,16 +103,26 @@ struct AttemptContext {
 
 /// The bytes a check judged, as the commit re-checks them (Judged::recheck). The executor hands
 /// Changed() to Store::CommitTransition, which calls it under the commit lock right before the
-/// journal append; a change refuses the commit and the move fails closed through FailClosed.
+/// journal append; a change refuses the commit, and nothing judged is committed.
 class JudgedBytes {
  public:
   virtual ~JudgedBytes() = default;
   /// Re-reads and re-hashes every piece judged: nullopt when each still has the bytes judged,
-  /// else the fault naming the first that does not: `<path> changed while the checker judged
-  /// it; move again to judge the new bytes` (a piece that cannot be read now says so, in
-  /// parentheses, before the `;`).
-  virtual std::optional<std::string> Changed() = 0;
-  /// The fail-closed veto of the attempt whose bytes changed (`fault` is Changed()'s): the
+  /// else why the commit is refused, in one of two codes:
+  /// - "inputs-changed": a registered input's bytes changed in place (same kind:rev; upstream's
+  ///   artifacts are never rewritten, so a tool or the producer did it behind the store's back):
+  ///   `<path> changed while the checker judged it; move again to judge the new bytes` (a piece
+  ///   that cannot be read now says so, in parentheses, before the `;`). The move fails closed
+  ///   through FailClosed: fault report, park.
+  /// - "card-edited": card.md's title or body, which the prompt carries, were edited (the card's
+  ///   text is edited in place by people and agents alike): `<card.md>'s title or body changed
+  ///   while the checker judged it; move again to judge the new text` (or `<card.md> changed
+  ///   while the checker judged it (the card cannot be read now: …); …`). The move is refused as
+  ///   a store conflict is (exit 4, a `rejected` ledger row), nothing parked: the edit is not a
+  ///   fault of the deployment, and the next move judges the new text (docs/decisions.md).
+  virtual std::optional<Status> Changed() = 0;
+  /// The fail-closed veto of the attempt whose inputs changed (`fault` is the message of
+  /// Changed()'s "inputs-changed"): the
   /// policy's `could not run: <fault>` + kParkClaim reason (+ its fault report), the park request
   /// in `context.parks`, the report in `context.reports`, this check's Judged in `judged`.
   virtual Decision FailClosed(const std::string& fault, AttemptContext& context) = 0;

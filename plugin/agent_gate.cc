@@ -189,30 +189,37 @@ class JudgedArtifacts : public JudgedBytes {
         edge_(edge),
         facts_(std::move(facts)) {}
 
-  std::optional<std::string> Changed() override {
+  std::optional<Status> Changed() override {
     for (const Piece& piece : pieces_) {
       // Read as the gate read it (ReadArtifact: beneath the card dir, no symlink out).
       Result<std::string> now = ReadArtifact(fs_, card_dir_, piece.record_path);
       const std::string path = JoinPath(card_dir_, piece.record_path);
       if (!now.ok()) {
-        return path + " changed while the checker judged it (it cannot be read now: " +
-               now.status().message() + "); move again to judge the new bytes";
+        return Status::Error("inputs-changed",
+                             path +
+                                 " changed while the checker judged it (it cannot be read now: " +
+                                 now.status().message() + "); move again to judge the new bytes");
       }
       if (Sha256Hex(*now) != piece.sha256) {
-        return path + " changed while the checker judged it; move again to judge the new bytes";
+        return Status::Error("inputs-changed", path +
+                                                   " changed while the checker judged it; move "
+                                                   "again to judge the new bytes");
       }
     }
     // card.md's title and body are in the prompt too: edited while the checker ran, the check
     // judged other text than the card now holds.
     Result<CardFile> now = ReadCardText(fs_, card_id_, card_dir_);
     if (!now.ok()) {
-      return card_path_ + " changed while the checker judged it (the card cannot be read now: " +
-             now.status().message() + "); move again to judge the new text";
+      return Status::Error("card-edited",
+                           card_path_ +
+                               " changed while the checker judged it (the card cannot be read "
+                               "now: " +
+                               now.status().message() + "); move again to judge the new text");
     }
     if (CardTextSha256(now->title, now->body) != card_text_sha256_) {
-      return card_path_ +
-             "'s title or body changed while the checker judged it; move again to judge the new "
-             "text";
+      return Status::Error("card-edited", card_path_ +
+                                              "'s title or body changed while the checker judged "
+                                              "it; move again to judge the new text");
     }
     return std::nullopt;
   }

@@ -333,19 +333,29 @@ AdmitOutcome RunAdmit(Deployment& d, const AdmitRequest& request, Warnings& warn
     out.decision = RunWaterfall(d.policies, attempt, context);
     // The caller's store commits, not this one, so there is no commit lock to re-check under;
     // but the answer never admits bytes the checker did not see: bytes a checker judged that
-    // changed while it ran fail closed here (issue 7, as Executor::Move does at its commit).
+    // changed while it ran fail closed here (issue 7, as Executor::Move does at its commit); a
+    // card whose text was edited meanwhile is refused, unparked (host/waterfall.h JudgedBytes).
+    std::optional<Status> refused;
     if (out.decision.allowed && !request.dry_run) {
       for (const Judged& j : out.decision.judged) {
         if (!j.recheck) continue;
-        if (std::optional<std::string> fault = j.recheck->Changed()) {
-          out.decision = j.recheck->FailClosed(*fault, context);
+        if ((refused = j.recheck->Changed())) {
+          if (refused->code() == "inputs-changed") {
+            out.decision = j.recheck->FailClosed(refused->message(), context);
+          } else {
+            Decision edited = Decision::Veto(refused->message());
+            edited.judged = std::move(out.decision.judged);
+            out.decision = std::move(edited);
+          }
           break;
         }
       }
     }
     out.reports = context.reports;
     if (!out.decision.allowed && !context.parks.empty()) out.park = context.parks.front();
-    out.code = out.decision.allowed ? "admitted" : "vetoed";
+    out.code = out.decision.allowed                          ? "admitted"
+               : refused && refused->code() == "card-edited" ? "card-edited"
+                                                             : "vetoed";
   }
 
   // As for a move: every real attempt on a card that exists leaves its ledger row.

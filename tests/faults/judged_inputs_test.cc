@@ -141,25 +141,42 @@ TEST_CASE(
 
 TEST_CASE(
     "judged inputs: the card's body edited while the checker judges it is not committed, the "
-    "move fails closed naming card.md") {
+    "move is refused naming card.md, unparked, and the next move judges the new text") {
   // trial17 B1: the prompt carries card.md's title and body beside the artifacts, so the commit
-  // re-checks them under its lock as it re-checks the artifacts.
+  // re-checks them under its lock as it re-checks the artifacts. trial18: the edit is the
+  // user's, not a fault of the deployment, so the card is not parked: a conflict, exit 4.
   Fifos fifos;
   Workspace ws(GatedConfig(fifos.dir.path(), ".devflow/cache/agent-gate"));
   ws.CardInDesigning();
   const std::string card_md = ws.card_dir() + "/card.md";
   const std::string original = test::Slurp(card_md).value();
+  const auto before = ws.JournalLines();
 
   const test::RunResult moved = MoveReadyWhileJudging(
       ws, fifos, [&] { test::Spit(card_md, original + "\n- REQ-9: the export must be signed\n"); });
 
-  const std::string fault = card_md +
-                            "'s title or body changed while the checker judged it; move again to "
-                            "judge the new text";
-  RequireFailedClosedAtCommit(ws, moved, fault);
+  INFO(moved.out << moved.err);
+  const std::string refusal = card_md +
+                              "'s title or body changed while the checker judged it; move again "
+                              "to judge the new text";
+  CHECK(moved.exit_code == 4);
+  CHECK(moved.out.rfind(refusal + "; nothing was committed", 0) == 0);
+  CHECK(ws.JournalLines() == before);  // no transition, no park
+  CHECK(!std::filesystem::exists(ws.root() + "/reports/agent-gate/faults"));
   const nlohmann::json row = LedgerRows(ws).back();
-  CHECK(row["outcome"] == "parked");
+  CHECK(row["outcome"] == "rejected");
+  CHECK(row["code"] == "card-edited");
+  CHECK(row["message"].get<std::string>().rfind(refusal, 0) == 0);
   CHECK(row["inputsSha256"] == JudgedId());  // the text it judged, not the text on disk now
+
+  // Moved again, as the message says: the cached allow judged other text (a warned miss), the
+  // checker judges the new text, and that commit stands.
+  const test::RunResult again = MoveReadyWhileJudging(ws, fifos);
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(again.err.find("of the card's title and body") != std::string::npos);
+  CHECK(LedgerRows(ws).back()["outcome"] == "allowed");
+  CHECK(LedgerRows(ws).back()["inputsSha256"] != JudgedId());
 }
 
 TEST_CASE(

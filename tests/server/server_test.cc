@@ -858,5 +858,38 @@ TEST_CASE(
   CHECK(row["inputsSha256"] == e2e::CardInDesigningJudged());
 }
 
+TEST_CASE(
+    "serve: /v1/admit does not admit a card whose body was edited while the checker judged it, "
+    "and answers the refusal without a park") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  const std::string card_md = ws.card_dir() + "/card.md";
+  const std::string journal = test::Slurp(ws.journal_path()).value();
+  SocketServer server(ws);
+  HttpAnswer answer;
+  std::thread admitter([&] { answer = server.Post("/v1/admit", AttemptBody(ws)); });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  test::Spit(card_md, test::Slurp(card_md).value() + "\n- REQ-9: the export must be signed\n");
+  test::Spit(fifos / "go", "go\n");
+  admitter.join();
+  INFO(answer.body << "\nlog:\n" << server.serve->Log());
+  REQUIRE(answer.status == 200);
+  const json j = answer.json();
+  CHECK(j["allowed"] == false);
+  CHECK(j["reason"] == card_md +
+                           "'s title or body changed while the checker judged it; move again to "
+                           "judge the new text");
+  CHECK(!j.contains("park"));
+  CHECK(test::Slurp(ws.journal_path()).value() == journal);
+  const auto rows = e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value());
+  const json row = json::parse(rows.back());
+  CHECK(row["ok"] == false);
+  CHECK(row["code"] == "card-edited");
+  CHECK(row["inputsSha256"] == e2e::CardInDesigningJudged());
+}
+
 }  // namespace
 }  // namespace devflow::server_test
