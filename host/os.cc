@@ -714,6 +714,16 @@ class PosixFs : public FileSystem {
       fd.reset();  // replaced (or removed) while we waited: append to what is there now
     }
     const bool regular = S_ISREG(st.st_mode);
+    // Below a devflow root only a regular file keeps a record: a FIFO planted (or swapped in)
+    // at journal.jsonl or a ledger hands the line to whoever reads it, or to nobody, while the
+    // append would report success (trial19 5d, 5e). Outside the roots the operator named the
+    // file (`--ledger /dev/stderr`) and any type is theirs to choose.
+    if (place.below && !regular) {
+      return Status::Error(
+          "EINVAL", "append " + path + ": not a regular file (EINVAL); nothing was written; " +
+                        "a FIFO, socket or device there keeps no record: remove it (rm " + path +
+                        "), and the next append creates the file");
+    }
     const off_t before = regular ? st.st_size : 0;
     std::string prefixed;
     std::string_view out = data;

@@ -3,6 +3,7 @@
 // journal or ledger whose last line lacks its newline, the commit lock released on an exception,
 // no commit without its decision-ledger row, and an exception that escapes a move.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -289,6 +290,26 @@ TEST_CASE("records: an unwritable decision ledger refuses the move unless ledger
           std::string::npos);
     RequireCommitted(ws, "ok");
   }
+}
+
+// trial19 5d: a FIFO planted at the decision ledger swallowed every row while moves committed.
+TEST_CASE("records: a FIFO planted at the decision ledger refuses the move, nothing is committed") {
+  Workspace ws("");
+  Prepare(ws);
+  const std::string ledger = ws.root() + "/ledger/decisions.jsonl";
+  fs::remove(ledger);
+  REQUIRE(::mkfifo(ledger.c_str(), 0600) == 0);
+  const std::string before = test::Slurp(ws.journal_path()).value();
+  auto r = ws.Gate({"move", kCard, "ready", "--json"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 4);
+  auto j = json::parse(r.out);
+  CHECK(j["code"] == "ledger-unwritable");
+  CHECK(j["message"].get<std::string>().find("append " + ledger +
+                                             ": not a regular file (EINVAL); nothing was "
+                                             "written") != std::string::npos);
+  CHECK(test::Slurp(ws.journal_path()) == before);
+  RequireUnmoved(ws);
 }
 
 // Trial 0353 F3: the judged agent can write the workspace and plants symlinks below .devflow

@@ -275,5 +275,43 @@ TEST_CASE("an append waiting for its lock writes through no link planted while i
   RequireRefused(w.fs.AppendDurable(ledger, "{}\n"), ledger, w.root + "/ledger");
 }
 
+// trial19 5d/5e: a FIFO at a journal or ledger path below a root took the appended line (to
+// whoever read the FIFO, or to nobody) while the append reported success. Below a root only a
+// regular file is appended to; outside the roots the operator's choice (a pipe) still is.
+TEST_CASE("the one durable append writes below a devflow root only to a regular file") {
+  Planted w;
+  const std::string ledger = w.root + "/ledger/decisions.jsonl";
+  REQUIRE(::mkfifo((w.real_root + "/ledger/decisions.jsonl").c_str(), 0600) == 0);
+  const Status refused = w.fs.AppendDurable(ledger, "{\"row\":1}\n");
+  CHECK(refused.code() == "EINVAL");
+  CHECK(refused.message() == "append " + ledger +
+                                 ": not a regular file (EINVAL); nothing was written; a FIFO, "
+                                 "socket or device there keeps no record: remove it (rm " +
+                                 ledger + "), and the next append creates the file");
+  // Nothing went into the FIFO: a reader opened now sees no byte waiting.
+  const int reader =
+      ::open((w.real_root + "/ledger/decisions.jsonl").c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(reader >= 0);
+  char byte = 0;
+  CHECK(::read(reader, &byte, 1) <= 0);
+  ::close(reader);
+
+  // Removed, the next append creates the regular file.
+  REQUIRE(::unlink((w.real_root + "/ledger/decisions.jsonl").c_str()) == 0);
+  REQUIRE(w.fs.AppendDurable(ledger, "{\"row\":1}\n").ok());
+  CHECK(Slurp(ledger) == std::optional<std::string>("{\"row\":1}\n"));
+
+  // Outside every root a pipe the operator names is theirs (`--ledger /dev/stderr`).
+  const std::string pipe = w.tmp.path() + "/pipe";
+  REQUIRE(::mkfifo(pipe.c_str(), 0600) == 0);
+  const int outside = ::open(pipe.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(outside >= 0);
+  REQUIRE(w.fs.AppendDurable(pipe, "line\n").ok());
+  char got[8] = {};
+  CHECK(::read(outside, got, sizeof got) == 5);
+  CHECK(std::string(got, 5) == "line\n");
+  ::close(outside);
+}
+
 }  // namespace
 }  // namespace devflow
