@@ -306,8 +306,11 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
   }
 
   const GroundingMode mode = args.compat ? GroundingMode::kCompat : GroundingMode::kStrict;
+  // The claim and the fallback are read as files an operator names (FileSystem::ReadNamedFile):
+  // the claim is the agent's own output, which it can replace with a link to what the gate can
+  // read and it cannot, and whose tokens not in evidence the gate prints (trial19 5g).
   auto read = [&](const std::string& path) -> Result<std::string> {
-    Result<std::string> bytes = fs.ReadFile(path);
+    Result<std::string> bytes = fs.ReadNamedFile(path);
     if (!bytes.ok()) return Status::Error(bytes.status().code(), ReadError(bytes.status(), path));
     if (Status utf8 = CheckUtf8(*bytes, path); !utf8.ok()) return utf8;
     return bytes;

@@ -2,11 +2,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <malloc.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -562,6 +564,39 @@ class PosixFs : public FileSystem {
     return ReadAll(fd.get(), path, size);
   }
 
+  Result<std::string> ReadNamedFile(const std::string& path) override {
+    const std::string absolute = AbsolutePath(path);
+    UniqueFd top(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (top.get() < 0) return OsError(errno, "open", "/");
+    UniqueFd fd(absolute == "/"
+                    ? ::dup(top.get())
+                    : OpenNoSymlinks(top.get(), absolute.substr(1), O_RDONLY | O_NONBLOCK));
+    if (fd.get() < 0) {
+      if (errno != ELOOP) return OsError(errno, "open", path);
+      char real[PATH_MAX];
+      const std::string named = ::realpath(path.c_str(), real) ? std::string(real) : "unresolved";
+      return Status::Error("ELOOP", "read " + path +
+                                        ": names a symbolic link (ELOOP); the gate copies the "
+                                        "file a path names, never a link's target: name the file "
+                                        "itself (" +
+                                        named + ") if that is what you mean");
+    }
+    struct statfs fsinfo {};
+    if (::fstatfs(fd.get(), &fsinfo) != 0) return OsError(errno, "fstatfs", path);
+    if (fsinfo.f_type == PROC_SUPER_MAGIC || fsinfo.f_type == SYSFS_MAGIC) {
+      return Status::Error("EINVAL",
+                           "read " + path + ": a file of /proc or /sys, not a document (EINVAL)");
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return OsError(errno, "fstat", path);
+    if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
+    if (!S_ISREG(st.st_mode)) {
+      return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
+    }
+    if (st.st_size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(st.st_size));
+    return ReadAll(fd.get(), path, st.st_size);
+  }
+
   Result<std::string> ReadOwnFile(const std::string& path) override {
     off_t size = 0;
     Result<int> opened = OpenForRead(path, &size, /*own=*/true);
@@ -1022,6 +1057,10 @@ Result<FileBytes> FileSystem::ReadFileBytes(const std::string& path) {
 
 Status FileSystem::RemoveDir(const std::string& path) {
   return Status::Error("ENOSYS", "rmdir " + path + ": not supported by this file system (ENOSYS)");
+}
+
+Result<std::string> FileSystem::ReadNamedFile(const std::string& path) {
+  return Status::Error("ENOSYS", "read " + path + ": not supported by this file system (ENOSYS)");
 }
 
 Result<std::string> FileSystem::ReadOwnFile(const std::string& path) {

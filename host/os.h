@@ -181,6 +181,20 @@ class FileSystem {
   /// errors read like ReadFile's. The default implementation refuses everything (code
   /// "ENOSYS"), so a FileSystem that does not implement it fails closed.
   virtual Result<std::string> ReadOwnFile(const std::string& path);
+
+  /// Reads a file an operator names on the command line for the gate to copy into a card
+  /// (`artifact add FILE`, `card create --body-file F`). The workspace is the judged agent's to
+  /// write, so a name there may be a link it planted to what the operator can read and it
+  /// cannot (trial19 5f: `design.md -> /proc/self/environ` registered the operator's whole
+  /// environment as an artifact the next check sent to the checker). So: no symbolic link at
+  /// any component of `path` is followed (openat2 RESOLVE_NO_SYMLINKS from `/`, or a walk with
+  /// O_NOFOLLOW where the kernel has none): code "ELOOP", `read <path>: names a symbolic link
+  /// (ELOOP); the gate copies the file a path names, never a link's target: name the file
+  /// itself (<its real path>) if that is what you mean`; a file of /proc or /sys (a process's or
+  /// the kernel's state, not a document) is refused with "EINVAL" (`read <path>: a file of
+  /// /proc or /sys, not a document (EINVAL)`); then as ReadFile (regular files only, at most
+  /// kMaxReadBytes). The default implementation refuses everything (code "ENOSYS").
+  virtual Result<std::string> ReadNamedFile(const std::string& path);
 };
 
 /// The first component of `dir` that is a symlink (lstat through `fs.Kind`), checking every

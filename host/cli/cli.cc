@@ -174,7 +174,7 @@ int CardCreate(const Globals& g, const std::string& title, const std::string& bo
   req.title = title;
   req.body = body;
   if (!body_file.empty()) {
-    Result<std::string> text = RealFileSystem().ReadFile(body_file);
+    Result<std::string> text = RealFileSystem().ReadNamedFile(body_file);
     if (!text.ok()) return Fail("cannot read --body-file: " + text.status().message());
     req.body = *text;
   }
@@ -279,7 +279,7 @@ int ArtifactAdd(const Globals& g, const std::string& id, const std::string& kind
   auto actor = ParseActorText(by);
   if (!actor) return Fail("--by must be human[:NAME], agent[:SESSION] or command[:NAME]");
   if (expect && *expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
-  Result<std::string> content = RealFileSystem().ReadFile(file);
+  Result<std::string> content = RealFileSystem().ReadNamedFile(file);
   if (!content.ok()) return Fail("cannot read the artifact file: " + content.status().message());
   if (auto rc = MissingRoot(g)) return *rc;
   Store store(ResolveRoot(g), RealFileSystem(), SystemClock(), StderrWarnings());

@@ -1,6 +1,7 @@
 // `devflow-gate ground` (SPEC §6): release_gate.py's 17-case risk register as CLI cases with
 // exact outputs, then every weak point the drop-in fixes (docs/grounding.md).
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <sstream>
@@ -476,6 +477,23 @@ TEST_CASE("fix: curly quotes and dashes next to a token do not hide it") {
   CHECK(r.code == 1);
   CHECK(r.err == Rejected({"date not in evidence: 2026-09-24 (line 1:14)",
                            "ref not in evidence: #42 (line 1:8; evidence has #41)"}));
+}
+
+// trial19 5g: the claim is the agent's own output; a link from it to a file the gate can read
+// and the agent cannot printed that file's tokens as reasons (and ledgered them). The claim is
+// read as a file the operator names: no link at any component is followed.
+TEST_CASE(
+    "ground: a claim that is a symbolic link is refused unread, nothing of its target shown") {
+  Gate gate;
+  const std::string secret = gate.File("secret.txt", "See https://user:s3cretpass@example.com/x\n");
+  const std::string claim = gate.tmp / "claim.md";
+  REQUIRE(::symlink(secret.c_str(), claim.c_str()) == 0);
+  Run r = gate({"--claim", claim, "--evidence", gate.File("facts.txt", "nothing\n")});
+  CHECK(r.code == 2);
+  CHECK(r.out.find("s3cretpass") == std::string::npos);
+  CHECK(r.err.find("s3cretpass") == std::string::npos);
+  INFO(r.err);
+  CHECK(r.err == "cannot read: [Errno 40] Too many levels of symbolic links: '" + claim + "'\n");
 }
 
 }  // namespace devflow

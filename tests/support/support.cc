@@ -174,6 +174,11 @@ Result<std::string> FaultyFileSystem::ReadOwnFile(const std::string& p) {
   return base_.ReadOwnFile(p);
 }
 
+Result<std::string> FaultyFileSystem::ReadNamedFile(const std::string& p) {
+  if (auto s = Check("read", p)) return *s;
+  return base_.ReadNamedFile(p);
+}
+
 RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
                      const std::map<std::string, std::string>& env, const std::string& stdin_text) {
   int in[2], out[2], err[2];

@@ -89,6 +89,8 @@ class FaultyFileSystem : public FileSystem {
   Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel) override;
   /// Rules for "read" apply here too.
   Result<std::string> ReadOwnFile(const std::string& path) override;
+  /// Rules for "read" apply here too.
+  Result<std::string> ReadNamedFile(const std::string& path) override;
 
  private:
   struct Rule {
