@@ -397,7 +397,7 @@ int LedgerShow(const OperatorContext& ctx, const std::string& id, bool json, std
     return 0;
   }
   for (const DecisionView* r : found) {
-    std::string text = "decision " + r->id + "\n";
+    std::string text = "decision " + TerminalLine(r->id) + "\n";
     auto field = [&](const std::string& name, const std::string& value) {
       text += "  " + name + ":" + std::string(name.size() < 9 ? 9 - name.size() : 1, ' ') +
               TerminalLine(value) + "\n";

@@ -156,6 +156,20 @@ TEST_CASE("ledger show prints every field of one decision, by stored or derived 
                         "; run `devflow-gate ledger list` to see the decisions\n");
 }
 
+// trial19 5b: the ledger lies below the root, which the agent may write; a decision id holding
+// ESC reached the operator's terminal raw through the first line of `ledger show`.
+TEST_CASE("ledger show prints a decision id with control characters escaped") {
+  OperatorRoot r;
+  std::string row = kRows[0];
+  const std::string id = R"(20260916T080000.000Z-\u001b]0;owned\u0007)";
+  row.replace(row.find("20260916T080000.000Z-00000001"), 29, id);
+  Spit(r.root + "/ledger/decisions.jsonl", row + "\n");
+  Ran ran = RunOp(RunLedgerCommand, {"show", "20260916T080000.000Z-\x1b]0;owned\x07"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(Lines(ran.out).at(0) == "decision 20260916T080000.000Z-\\x1b]0;owned\\x07");
+  CHECK(ran.out.find('\x1b') == std::string::npos);
+}
+
 TEST_CASE("ledger list names torn and foreign lines on stderr and exits 1, listing the rest") {
   OperatorRoot r;
   const std::string path = Ledger(r, "[1]\n{\"code\":\"committed\",\"ok\":tr");
