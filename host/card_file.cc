@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 #include <unordered_map>
@@ -642,6 +643,23 @@ FrontMatterFields DecodeFrontMatter(const std::string& yaml) {
     return out;
   }
   try {
+    // A key twice: yaml-cpp keeps both and its lookups find the first, while a JavaScript YAML
+    // reader (the devflow UI's, the TypeScript store's) refuses the block or keeps the last, so
+    // the checker would judge one title and a person read another (trial19 2c). Refused, as
+    // the config loader refuses it. Lines are card.md's (the block starts on its line 2).
+    std::map<std::string, int> first_line;
+    for (auto it = data.begin(); it != data.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (!key.IsScalar()) continue;
+      const int line = key.Mark().line + 2;
+      auto [at, fresh] = first_line.emplace(key.Scalar(), line);
+      if (!fresh) {
+        out.problem = "frontmatter has the key \"" + key.Scalar() + "\" twice (lines " +
+                      std::to_string(at->second) + " and " + std::to_string(line) +
+                      "); remove one of them";
+        return out;
+      }
+    }
     YAML::Node title = data["title"];
     if (!title || !title.IsScalar() || title.Scalar().empty()) {
       out.problem = "frontmatter requires a non-empty \"title\"";

@@ -54,6 +54,19 @@ TEST_CASE("card.md without front matter, title or with a bad stage fails naming 
         0);
 }
 
+// trial19 2c: yaml-cpp kept both keys and read the first title, which the checker judged, while
+// a JavaScript reader refuses the block or shows the last one.
+TEST_CASE("card.md with a front-matter key twice is refused naming the key and both lines") {
+  CHECK(ParseError("---\ntitle: First title\ntitle: Second title\nstage: designing\n---\n") ==
+        "/c/card.md: frontmatter has the key \"title\" twice (lines 2 and 3); remove one of "
+        "them");
+  CHECK(ParseError("---\ntitle: x\nstageRevision: 4\nowner: a\nstageRevision: 99\n---\n") ==
+        "/c/card.md: frontmatter has the key \"stageRevision\" twice (lines 3 and 5); remove "
+        "one of them");
+  // The same key in a nested map is another map's: not a duplicate of the top level.
+  CHECK(ParseCardFile("/c/card.md", "---\ntitle: x\nmeta:\n  title: y\n---\n").ok());
+}
+
 TEST_CASE("a new card file quotes the title only when YAML needs it") {
   CHECK(NewCardFile("Login page", "  Build it.\n", At(Location::kDraft, 1)) ==
         "---\ntitle: Login page\nstage: draft\nstageRevision: 1\n---\n\nBuild it.\n");
