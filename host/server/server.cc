@@ -1551,7 +1551,24 @@ int RunServer(const ServerOptions& in) {
   }
 
   std::vector<std::function<void()>> stops;
-  std::vector<std::string> socket_paths;
+  // The unix sockets this server bound, each with the (st_dev, st_ino) it had: at the end only a
+  // path that still names our socket is removed. Another server may have been started on the
+  // path after it was removed by hand; unlinking its socket left it running, unreachable
+  // (trial19 3b).
+  struct BoundSocket {
+    std::string path;
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
+  std::vector<BoundSocket> socket_paths;
+  auto unlink_ours = [&socket_paths] {
+    for (const BoundSocket& b : socket_paths) {
+      struct stat now {};
+      if (::lstat(b.path.c_str(), &now) == 0 && now.st_dev == b.dev && now.st_ino == b.ino) {
+        ::unlink(b.path.c_str());
+      }
+    }
+  };
   // The TCP peer screens' threads, started with the first TCP listener (a server on unix
   // sockets only keeps one thread). Declared after the listeners' owners, so it stops (posts
   // nothing more) before any listener is destroyed; its results go to the I/O thread, which
@@ -1590,7 +1607,10 @@ int RunServer(const ServerOptions& in) {
       auto l = std::make_shared<Listener<local_stream>>(io, std::move(acceptor), core, path);
       l->Accept();
       stops.push_back([l] { l->Stop(); });
-      socket_paths.push_back(path);
+      struct stat bound {};
+      if (::lstat(path.c_str(), &bound) != 0)
+        return Usage("cannot stat " + path + " after binding it");
+      socket_paths.push_back({path, bound.st_dev, bound.st_ino});
       Log().Write("info", {{"msg", "listening"}, {"listen", "unix:" + path}});
       continue;
     }
@@ -1662,7 +1682,7 @@ int RunServer(const ServerOptions& in) {
       }
       core.Drain([&] {
         for (auto& stop : stops) stop();
-        for (const auto& p : socket_paths) ::unlink(p.c_str());
+        unlink_ours();
         signals.cancel();
       });
     });
@@ -1683,7 +1703,7 @@ int RunServer(const ServerOptions& in) {
                                         CurrentExceptionWhat() + "; the server goes on serving"}});
     }
   }
-  for (const auto& p : socket_paths) ::unlink(p.c_str());
+  unlink_ours();
   Log().Write("info", {{"msg", "stopped"}});
   return kExitOk;
 }

@@ -93,6 +93,21 @@ TEST_CASE(
   CHECK(server.serve->Stop(SIGTERM) == 0);
 }
 
+// trial19 3b: a server stopping removed the socket path a newer server (started after the path
+// was removed by hand) had bound; that one kept running, unreachable.
+TEST_CASE("serve: a stopping server removes only its own socket, not a newer server's") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  SocketServer older(ws);
+  REQUIRE(::unlink(older.socket.c_str()) == 0);
+  SocketServer newer(ws);  // binds the same path anew
+  REQUIRE(newer.socket == older.socket);
+  CHECK(older.serve->Stop(SIGTERM) == 0);
+  CHECK(std::filesystem::exists(newer.socket));
+  CHECK(newer.Get("/healthz").status == 200);
+  CHECK(newer.serve->Stop(SIGTERM) == 0);
+  CHECK(!std::filesystem::exists(newer.socket));  // its own socket it does remove
+}
+
 TEST_CASE(
     "serve: an attempt whose decision throws is answered 500, leaves an internal-error ledger "
     "row, and the card's next attempt is decided") {
