@@ -353,8 +353,13 @@ std::string InputsIdentity(std::vector<std::pair<std::string, std::string_view>>
 
 std::string JudgedIdentity(std::string_view title, std::string_view body,
                            std::vector<std::pair<std::string, std::string_view>> inputs) {
+  // The order the prompt lists the inputs in (the edge's `inputs:`), before InputsIdentity sorts
+  // them: an instruction may refer to position (trial19 1a).
+  std::string order;
+  for (const auto& each : inputs) order.append(each.first).push_back('\n');
   inputs.emplace_back("#title", title);
   inputs.emplace_back("#body", body);
+  inputs.emplace_back("#order", order);
   return InputsIdentity(std::move(inputs));
 }
 

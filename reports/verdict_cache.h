@@ -95,7 +95,11 @@ std::string InputsIdentity(std::vector<std::pair<std::string, std::string_view>>
 /// (framed under the labels `#title` and `#body`, which no `kind:rev` label can be) beside its
 /// `inputs`. A card whose title or body changed, with no new artifact registered, is other
 /// bytes: a cached verdict on the old ones is a miss (trial17 B1: a rework that added a
-/// requirement to the card body was admitted `[cached]`).
+/// requirement to the card body was admitted `[cached]`). `inputs` come in the order the
+/// prompt lists them (the edge's `inputs:`), and that order is framed too, under `#order`
+/// (each label and a `\n`): the key's `inputs` are sorted as upstream's are, but an instruction
+/// may refer to position ("the first artifact is the specification"), so a reordered edge is a
+/// miss (trial19 1a).
 std::string JudgedIdentity(std::string_view title, std::string_view body,
                            std::vector<std::pair<std::string, std::string_view>> inputs);
 

@@ -360,6 +360,37 @@ TEST_CASE("trust: a cached allow is not reused once the card's body or title cha
   CHECK(renamed.err == warning);
 }
 
+TEST_CASE("trust: a cached allow is not reused once the edge lists its inputs in another order") {
+  // trial19 1a: the key sorts its kind:rev labels (as upstream's does), but the prompt lists
+  // the inputs in the edge's order, and an instruction may refer to position ("the first
+  // artifact is the specification"): swapping [prd, design] admitted `[cached]`.
+  Workspace ws("");
+  GateYaml yaml;
+  yaml.command = {EditJudge(ws)};
+  yaml.cache_dir = kCacheDir;
+  ws.WriteConfig(yaml.Text());
+  ws.CardInDesigning();
+  LambdaReset reset(ws);
+  REQUIRE(ws.Gate({"move", kCard, "ready"}).exit_code == 0);
+  const std::string file = CacheFile(ws, ws / kCacheDir);
+  reset();
+  REQUIRE(ws.Gate({"move", kCard, "ready"}).out == CommittedOut("[cached] ok"));
+
+  std::string swapped = yaml.Text();
+  const std::string at = "inputs: [prd, design]";
+  REQUIRE(swapped.find(at) != std::string::npos);
+  swapped.replace(swapped.find(at), at.size(), "inputs: [design, prd]");
+  ws.WriteConfig(swapped);
+  reset();
+  auto moved = ws.Gate({"move", kCard, "ready"});
+  INFO(moved.out << moved.err);
+  CHECK(moved.out == CommittedOut("ok"));  // the checker ran again
+  CHECK(moved.err == "devflow-agent-gate: the verdict cache at " + file +
+                         " judged other contents of [design:4, prd:3] or of the card's title and "
+                         "body (one was changed in place, without a new registration); treating "
+                         "it as a miss\n");
+}
+
 TEST_CASE("trust: an input edited in place is warned of when the checker changed too") {
   // trial15: the record's checker identity was compared first, and a mismatch was a silent
   // miss, so an input edited in place while the checker's identity also moved (a rewritten

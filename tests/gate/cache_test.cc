@@ -130,7 +130,7 @@ TEST_CASE(
             // sha256("#body\n22\nBody of 0202-veto-hit.#title\n18\nCard 0202-veto-hit"
             // "design:3\n7\nDESIGN\n"), by python3.
             "  \"inputsSha256\": "
-            "\"3e89d2414e270687528226ec600688226f9362401e678d361c60bf649e3ebdbd\"\n"
+            "\"63ea86f582182735f113e00d89c9adaa90d1d7c5f0fe6a0482a6efb6b4342a2c\"\n"
             "}\n");
 }
 

@@ -83,8 +83,8 @@ TEST_CASE("the ledger row names the fault report and carries the why in its mess
   request.by = Actor{"human", std::nullopt, std::nullopt};
   const std::string path = FaultReportOf(rig, id, 2);
   // The card has no inputs: the check judged its title and body alone, whose JudgedIdentity is
-  // the SHA-256 of "#body\n20\nBody of 0202-ledger.#title\n16\nCard 0202-ledger".
-  const std::string kNoInputs = "4989dba53665e09d5ca87627c10d52cd8eca05cda759381c8f95ff08ebb7c8c8";
+  // the SHA-256 of "#body\n20\nBody of 0202-ledger.#order\n0\n#title\n16\nCard 0202-ledger".
+  const std::string kNoInputs = "c5c5602ccf22d455426b16c747746275ee1d3e8726116f5e81250560bc262c1c";
   const std::string row =
       DecisionRow(request, outcome, kAt, DecisionIdentity{"/c.yaml", "ab", {}}, "D-1");
   CHECK(row ==

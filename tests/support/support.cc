@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdlib>
@@ -285,7 +286,14 @@ std::string GateBinary() { return DG_BINARY; }
 std::string SourceDir() { return DG_SOURCE_DIR; }
 
 std::string JudgedInputsOf(const std::string& root, const std::string& id,
-                           const std::vector<std::string>& labels) {
+                           std::vector<std::string> labels, const std::vector<std::string>& kinds) {
+  auto position = [&kinds](const std::string& label) {
+    const std::string kind = label.substr(0, label.find(':'));
+    return std::find(kinds.begin(), kinds.end(), kind) - kinds.begin();
+  };
+  std::stable_sort(labels.begin(), labels.end(), [&](const std::string& a, const std::string& b) {
+    return position(a) < position(b);
+  });
   CollectedWarnings warnings;
   Store store(root, RealFileSystem(), SystemClock(), warnings);
   Result<Card> card = store.Read(id);

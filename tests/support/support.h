@@ -127,12 +127,14 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cw
 /// Absolute path of the built binary and of the source tree (fixtures live in tests/fixtures).
 std::string GateBinary();
 
-/// The JudgedIdentity (reports/verdict_cache.h: title, body and inputs) of card `id` under `root`
-/// for the registrations `labels` ("kind:rev", as in a cache key), each read as the agent gate
-/// reads it: what a cache record for them must carry to be hit. "" when the card, a registration or
-/// its file cannot be read.
+/// The JudgedIdentity (reports/verdict_cache.h: title, body, inputs and their order) of card `id`
+/// under `root` for the registrations `labels` ("kind:rev", in any order, as in a cache key), each
+/// read as the agent gate reads it, listed in the order of `kinds` (the edge's `inputs:`; the
+/// fixtures' edges list [prd, design]; a kind not in it goes last): what a cache record for them
+/// must carry to be hit. "" when the card, a registration or its file cannot be read.
 std::string JudgedInputsOf(const std::string& root, const std::string& id,
-                           const std::vector<std::string>& labels);
+                           std::vector<std::string> labels,
+                           const std::vector<std::string>& kinds = {"prd", "design"});
 std::string SourceDir();
 
 }  // namespace devflow::test
