@@ -538,6 +538,21 @@ Result<int> OpenForRead(const std::string& path, off_t* size, bool own = false) 
   return fd.release();
 }
 
+// The whole of the open file `fd` (named `path` in errors) when it is a regular file within
+// kMaxReadBytes: a directory is EISDIR, a FIFO or device EINVAL (without blocking: it was opened
+// O_NONBLOCK), a larger file EFBIG before a byte is read. ReadFileBeneath's and ReadNamedFile's
+// last step.
+Result<std::string> ReadRegular(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return OsError(errno, "fstat", path);
+  if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
+  }
+  if (st.st_size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(st.st_size));
+  return ReadAll(fd, path, st.st_size);
+}
+
 class PosixFs : public FileSystem {
  public:
   Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel) override {
@@ -546,14 +561,7 @@ class PosixFs : public FileSystem {
     Result<int> opened = OpenBeneath(base, rel);
     if (!opened.ok()) return opened.status();
     UniqueFd fd(*opened);
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return OsError(errno, "fstat", path);
-    if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
-    if (!S_ISREG(st.st_mode)) {
-      return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
-    }
-    if (st.st_size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(st.st_size));
-    return ReadAll(fd.get(), path, st.st_size);
+    return ReadRegular(fd.get(), path);
   }
 
   Result<std::string> ReadFile(const std::string& path) override {
@@ -587,14 +595,7 @@ class PosixFs : public FileSystem {
       return Status::Error("EINVAL",
                            "read " + path + ": a file of /proc or /sys, not a document (EINVAL)");
     }
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return OsError(errno, "fstat", path);
-    if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
-    if (!S_ISREG(st.st_mode)) {
-      return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
-    }
-    if (st.st_size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(st.st_size));
-    return ReadAll(fd.get(), path, st.st_size);
+    return ReadRegular(fd.get(), path);
   }
 
   Result<std::string> ReadOwnFile(const std::string& path) override {

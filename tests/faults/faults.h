@@ -212,4 +212,12 @@ inline void FillUp(const std::string& dir) {
   std::fclose(f);
 }
 
+/// A workspace gated by the allow checker (checkers/allow.sh) on designing->ready, for tests of
+/// what happens around a check rather than of its verdict.
+inline Workspace AllowGated() {
+  GateYaml yaml;
+  yaml.command = {Fixture("checkers/allow.sh")};
+  return Workspace(yaml.Text());
+}
+
 }  // namespace devflow::faults

@@ -17,13 +17,6 @@
 namespace devflow::faults {
 namespace {
 
-// A workspace whose card is in designing with prd:3 and design:4, gated by the allow checker.
-Workspace Gated() {
-  GateYaml yaml;
-  yaml.command = {Fixture("checkers/allow.sh")};
-  return Workspace(yaml.Text());
-}
-
 // The refusal of a file of `bytes` bytes at `path`, as the seam words it.
 std::string TooBig(const std::string& path, int64_t bytes) {
   return "read " + path + ": " + std::to_string(bytes) + " bytes, over the " +
@@ -37,7 +30,7 @@ void OverTheBound(const std::string& path) {
 }
 
 TEST_CASE("an input artifact over 256 MiB fails the move closed without being read") {
-  Workspace ws = Gated();
+  Workspace ws = AllowGated();
   ws.CardInDesigning();
   // Rewritten in place to one byte over the bound, sparse: no disk, and no memory if unread.
   const std::string design = ws.card_dir() + "/artifacts/4-design.md";
@@ -53,7 +46,7 @@ TEST_CASE("an input artifact over 256 MiB fails the move closed without being re
 }
 
 TEST_CASE("artifact add refuses a file over 256 MiB before reading it, and registers nothing") {
-  Workspace ws = Gated();
+  Workspace ws = AllowGated();
   ws.CardInDesigning();
   const std::string big = ws / "inputs/big.md";
   test::Spit(big, "");
@@ -69,7 +62,7 @@ TEST_CASE("artifact add refuses a file over 256 MiB before reading it, and regis
 
 TEST_CASE(
     "a card.md over 256 MiB is refused unread by move and card show, and nothing is written") {
-  Workspace ws = Gated();
+  Workspace ws = AllowGated();
   ws.CardInDesigning();
   const std::string card_md = ws.card_dir() + "/card.md";
   OverTheBound(card_md);
@@ -86,7 +79,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a journal over 256 MiB is refused unread, and audit names the fix") {
-  Workspace ws = Gated();
+  Workspace ws = AllowGated();
   ws.CardInDesigning();
   OverTheBound(ws.journal_path());
   const std::string refusal = TooBig(ws.journal_path(), kMaxReadBytes + 1);
@@ -108,7 +101,7 @@ TEST_CASE("a journal over 256 MiB is refused unread, and audit names the fix") {
 TEST_CASE(
     "a decision ledger over 256 MiB is refused unread, and rotating it lets the next decision "
     "start a new one") {
-  Workspace ws = Gated();
+  Workspace ws = AllowGated();
   ws.CardInDesigning();
   const std::string ledger = ws.root() + "/ledger/decisions.jsonl";
   REQUIRE(ws.Gate({"move", kCard, "ready", "--dry-run"}).exit_code == 0);

@@ -16,14 +16,8 @@
 namespace devflow::faults {
 namespace {
 
-Workspace Gated() {
-  GateYaml yaml;
-  yaml.command = {Fixture("checkers/allow.sh")};
-  return Workspace(yaml.Text());
-}
-
 TEST_CASE("artifact add copies no link's target: a planted link to the environment is refused") {
-  Workspace ws = Gated();
+  Workspace ws = AllowGated();
   ws.CardInDesigning();
   const std::string link = ws / "inputs/design-v2.md";
   REQUIRE(::symlink("/proc/self/environ", link.c_str()) == 0);
@@ -41,7 +35,7 @@ TEST_CASE("artifact add copies no link's target: a planted link to the environme
 }
 
 TEST_CASE("artifact add follows no link in a directory component either") {
-  Workspace ws = Gated();
+  Workspace ws = AllowGated();
   ws.CardInDesigning();
   test::TempDir outside;
   test::Spit(outside / "secret.md", "HOST SECRET\n");
@@ -63,7 +57,7 @@ TEST_CASE("artifact add follows no link in a directory component either") {
 }
 
 TEST_CASE("artifact add and card create --body-file read no file of /proc or /sys") {
-  Workspace ws = Gated();
+  Workspace ws = AllowGated();
   ws.CardInDesigning();
   const auto before = ws.JournalLines();
   auto proc = ws.Gate({"artifact", "add", kCard, "design", "/proc/version"});
