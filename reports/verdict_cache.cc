@@ -543,7 +543,8 @@ std::optional<VerdictCacheRecord> VerdictCache::Lookup(const VerdictCacheKey& ke
     warnings.Warn("devflow-agent-gate: the verdict cache at " + file +
                   " judged other contents of [" + labels +
                   "] or of the card's title and body (one was changed in place, without a new "
-                  "registration); treating it as a miss");
+                  "registration), or them in another order (the edge's inputs were reordered); "
+                  "treating it as a miss");
     return std::nullopt;
   }
   // The verdict belongs to the checker that gave it: another provider definition, another

@@ -297,7 +297,8 @@ TEST_CASE("trust: a cached allow is not reused for an input edited in place unde
   CHECK(edited.out == Vetoed("design cites REQ-9", ReportPath(ws)));
   CHECK(edited.err == "devflow-agent-gate: the verdict cache at " + file +
                           " judged other contents of [design:4, prd:3] or of the card's title "
-                          "and body (one was changed in place, without a new registration); "
+                          "and body (one was changed in place, without a new registration), "
+                          "or them in another order (the edge's inputs were reordered); "
                           "treating it as a miss\n");
   RequireUnmoved(ws);
   // The veto replaced the record, judged on the new contents.
@@ -325,7 +326,8 @@ TEST_CASE("trust: a cached allow is not reused once the card's body or title cha
   const std::string warning = "devflow-agent-gate: the verdict cache at " + file +
                               " judged other contents of [design:4, prd:3] or of the card's "
                               "title and body (one was changed in place, without a new "
-                              "registration); treating it as a miss\n";
+                              "registration), or them in another order (the edge's inputs were "
+                              "reordered); treating it as a miss\n";
 
   // A requirement appended to the body, no artifact touched: a warned miss, and the checker
   // vetoes what it now reads.
@@ -387,8 +389,9 @@ TEST_CASE("trust: a cached allow is not reused once the edge lists its inputs in
   CHECK(moved.out == CommittedOut("ok"));  // the checker ran again
   CHECK(moved.err == "devflow-agent-gate: the verdict cache at " + file +
                          " judged other contents of [design:4, prd:3] or of the card's title and "
-                         "body (one was changed in place, without a new registration); treating "
-                         "it as a miss\n");
+                         "body (one was changed in place, without a new registration), or them "
+                         "in another order (the edge's inputs were reordered); treating it as a "
+                         "miss\n");
 }
 
 TEST_CASE("trust: an input edited in place is warned of when the checker changed too") {
@@ -411,7 +414,8 @@ TEST_CASE("trust: an input edited in place is warned of when the checker changed
   CHECK(edited.out == Vetoed("design cites REQ-9", ReportPath(ws)));
   CHECK(edited.err == "devflow-agent-gate: the verdict cache at " + file +
                           " judged other contents of [design:4, prd:3] or of the card's title "
-                          "and body (one was changed in place, without a new registration); "
+                          "and body (one was changed in place, without a new registration), "
+                          "or them in another order (the edge's inputs were reordered); "
                           "treating it as a miss\n");
   RequireUnmoved(ws);
 }

@@ -524,7 +524,8 @@ TEST_CASE("a cached verdict that judged other contents of its inputs is a warned
         std::vector<std::string>{"devflow-agent-gate: the verdict cache at " + tmp / kFileName +
                                  " judged other contents of [design:4, prd:3] or of the "
                                  "card's title and body (one was changed in place, without a "
-                                 "new registration); treating it as a miss"});
+                                 "new registration), or them in another order (the edge's "
+                                 "inputs were reordered); treating it as a miss"});
   // The contents it judged: a hit.
   warnings.lines.clear();
   CHECK(cache.Lookup(TheKey(), kChecker, kInputs, warnings).has_value());
