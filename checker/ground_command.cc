@@ -324,6 +324,8 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
   }
   // Evidence is mapped, not copied (issue 11 item 4: peak memory near the evidence's size): a
   // text file is grounded in place, past its BOM; a JSON file yields the text of its values.
+  // It is named like the claim (FileSystem::MapNamedFile): a link planted at an evidence path
+  // would show its target's words in the "evidence has ..." hints.
   std::vector<FileBytes> evidence_files;
   std::vector<std::string> evidence_json;
   std::vector<std::string_view> evidence;
@@ -358,7 +360,7 @@ int RunGroundCommand(const std::vector<std::string>& argv, std::ostream& out, st
     return 2;
   };
   for (const std::string& path : args.evidence) {
-    Result<FileBytes> mapped = fs.MapFile(path);
+    Result<FileBytes> mapped = fs.MapNamedFile(path);
     if (!mapped.ok()) return fail(ReadError(mapped.status(), path));
     const std::string_view bytes = evidence_files.emplace_back(std::move(*mapped)).view();
     std::string lower = path;

@@ -553,6 +553,54 @@ Result<std::string> ReadRegular(int fd, const std::string& path) {
   return ReadAll(fd, path, st.st_size);
 }
 
+// ReadRegular's checks, then the file mapped (MAP_POPULATE: one fault-in, no copy into the
+// heap); an empty file (a /proc file reads as size 0) or one that cannot be mapped is read.
+Result<FileBytes> MapRegular(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return OsError(errno, "fstat", path);
+  if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
+  }
+  if (st.st_size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(st.st_size));
+  if (st.st_size > 0) {
+    const auto size = static_cast<size_t>(st.st_size);
+    void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (at != MAP_FAILED) return FileBytes::Mapped(at, size);
+  }
+  Result<std::string> bytes = ReadAll(fd, path);
+  if (!bytes.ok()) return bytes.status();
+  return FileBytes(std::move(*bytes));
+}
+
+// Opens a file an operator names (FileSystem::ReadNamedFile's rules): no symbolic link at any
+// component, nothing of /proc or /sys. The fd is O_NONBLOCK (a FIFO is refused by the caller's
+// type check, never read).
+Result<int> OpenNamed(const std::string& path) {
+  const std::string absolute = AbsolutePath(path);
+  UniqueFd top(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (top.get() < 0) return OsError(errno, "open", "/");
+  UniqueFd fd(absolute == "/"
+                  ? ::dup(top.get())
+                  : OpenNoSymlinks(top.get(), absolute.substr(1), O_RDONLY | O_NONBLOCK));
+  if (fd.get() < 0) {
+    if (errno != ELOOP) return OsError(errno, "open", path);
+    char real[PATH_MAX];
+    const std::string named = ::realpath(path.c_str(), real) ? std::string(real) : "unresolved";
+    return Status::Error("ELOOP", "read " + path +
+                                      ": names a symbolic link (ELOOP); the gate reads the file a "
+                                      "path names, never a link's target: name the file itself (" +
+                                      named + ") if that is what you mean");
+  }
+  struct statfs fsinfo {};
+  if (::fstatfs(fd.get(), &fsinfo) != 0) return OsError(errno, "fstatfs", path);
+  if (fsinfo.f_type == PROC_SUPER_MAGIC || fsinfo.f_type == SYSFS_MAGIC) {
+    return Status::Error("EINVAL",
+                         "read " + path + ": a file of /proc or /sys, not a document (EINVAL)");
+  }
+  return fd.release();
+}
+
 class PosixFs : public FileSystem {
  public:
   Result<std::string> ReadFileBeneath(const std::string& base, const std::string& rel) override {
@@ -573,29 +621,17 @@ class PosixFs : public FileSystem {
   }
 
   Result<std::string> ReadNamedFile(const std::string& path) override {
-    const std::string absolute = AbsolutePath(path);
-    UniqueFd top(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (top.get() < 0) return OsError(errno, "open", "/");
-    UniqueFd fd(absolute == "/"
-                    ? ::dup(top.get())
-                    : OpenNoSymlinks(top.get(), absolute.substr(1), O_RDONLY | O_NONBLOCK));
-    if (fd.get() < 0) {
-      if (errno != ELOOP) return OsError(errno, "open", path);
-      char real[PATH_MAX];
-      const std::string named = ::realpath(path.c_str(), real) ? std::string(real) : "unresolved";
-      return Status::Error("ELOOP", "read " + path +
-                                        ": names a symbolic link (ELOOP); the gate copies the "
-                                        "file a path names, never a link's target: name the file "
-                                        "itself (" +
-                                        named + ") if that is what you mean");
-    }
-    struct statfs fsinfo {};
-    if (::fstatfs(fd.get(), &fsinfo) != 0) return OsError(errno, "fstatfs", path);
-    if (fsinfo.f_type == PROC_SUPER_MAGIC || fsinfo.f_type == SYSFS_MAGIC) {
-      return Status::Error("EINVAL",
-                           "read " + path + ": a file of /proc or /sys, not a document (EINVAL)");
-    }
+    Result<int> opened = OpenNamed(path);
+    if (!opened.ok()) return opened.status();
+    UniqueFd fd(*opened);
     return ReadRegular(fd.get(), path);
+  }
+
+  Result<FileBytes> MapNamedFile(const std::string& path) override {
+    Result<int> opened = OpenNamed(path);
+    if (!opened.ok()) return opened.status();
+    UniqueFd fd(*opened);
+    return MapRegular(fd.get(), path);
   }
 
   Result<std::string> ReadOwnFile(const std::string& path) override {
@@ -642,19 +678,11 @@ class PosixFs : public FileSystem {
     Result<int> opened = OpenForRead(path, &unused);
     if (!opened.ok()) return opened.status();
     UniqueFd fd(*opened);
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return OsError(errno, "fstat", path);
-    if (st.st_size > 0) {
-      const auto size = static_cast<size_t>(st.st_size);
-      void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
-      if (at != MAP_FAILED) return FileBytes::Mapped(at, size);
-    }
-    Result<std::string> bytes = ReadAll(fd.get(), path);  // empty (or unmappable): read it
-    if (!bytes.ok()) return bytes.status();
-    return FileBytes(std::move(*bytes));
+    return MapRegular(fd.get(), path);
   }
 
-  Status WriteFileAtomic(const std::string& path, std::string_view data, Replace replace) override {
+  Status WriteFileAtomic(const std::string& path, std::string_view data, Replace replace,
+                         std::string_view read_before) override {
     static std::atomic<unsigned> seq{0};
     std::string dir = ParentPath(path);
     std::string name = path.substr(path.find_last_of('/') + 1);
@@ -686,6 +714,16 @@ class PosixFs : public FileSystem {
     if (Status s = WriteAll(fd.get(), data, tmp); !s.ok()) return fail(s);
     if (::fsync(fd.get()) != 0) return fail(OsError(errno, "fsync", tmp));
     if (::close(fd.release()) != 0) return fail(OsError(errno, "close", tmp));
+    if (replace == Replace::kIfUnchanged) {
+      UniqueFd now(
+          ::openat(place.at(), place.name.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+      Result<std::string> held = now.get() >= 0 ? ReadRegular(now.get(), path)
+                                                : Result<std::string>(OsError(errno, "open", path));
+      if (!held.ok() || *held != read_before) {
+        return fail(Status::Error(
+            "ESTALE", "rename " + path + ": the file changed since it was read (ESTALE)"));
+      }
+    }
     // rename(2) replaces a symlink at the final name; it never writes through one.
     if (replace == Replace::kNever) {
       // RENAME_NOREPLACE where the file system has it, else link(2), which never replaces
@@ -833,8 +871,8 @@ class PosixFs : public FileSystem {
     if (!current.ok()) return current.status();
     std::optional<std::string> next = rewrite(*current);
     if (!next) return Status::Ok();
-    return WriteFileAtomic(
-        path, *next, Replace::kExisting);  // the lock is released when `fd` closes, after this
+    // The lock is released when `fd` closes, after this.
+    return WriteFileAtomic(path, *next, Replace::kExisting, {});
   }
 
   Status CreateExclusive(const std::string& path, std::string_view data) override {
@@ -1046,6 +1084,12 @@ Status FileSystem::ReplaceLocked(
 
 Result<FileBytes> FileSystem::MapFile(const std::string& path) {
   Result<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return FileBytes(std::move(*bytes));
+}
+
+Result<FileBytes> FileSystem::MapNamedFile(const std::string& path) {
+  Result<std::string> bytes = ReadNamedFile(path);
   if (!bytes.ok()) return bytes.status();
   return FileBytes(std::move(*bytes));
 }

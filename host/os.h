@@ -63,8 +63,12 @@ class FileBytes {
 /// (trial18), a 4 GiB card.md made `card show` peak at 16.7 GB (issue 7).
 inline constexpr int64_t kMaxReadBytes = int64_t{256} << 20;
 
-/// Whether FileSystem::WriteFileAtomic may replace a file already at the path.
-enum class Replace { kExisting, kNever };
+/// Whether FileSystem::WriteFileAtomic may replace a file already at the path: kExisting
+/// always; kNever never (a record that must not overwrite another of the same name);
+/// kIfUnchanged only while the file there still holds the bytes the caller read and rendered
+/// from (card.md: a person's edit that lands between a commit's read of the projection and its
+/// rename must not be overwritten, verify19).
+enum class Replace { kExisting, kNever, kIfUnchanged };
 
 /// File-system operations. All paths are absolute or relative to the process cwd; all fds are
 /// opened O_CLOEXEC. Errors come back as Status with code = errno name ("ENOENT", "EACCES", …)
@@ -96,8 +100,14 @@ class FileSystem {
   /// directory. On any failure the temp file is unlinked and `path` is untouched.
   /// `replace` kNever renames with RENAME_NOREPLACE: an existing `path` is left as it was and
   /// the result is code "EEXIST" (a record that must not overwrite another of the same name).
+  /// `replace` kIfUnchanged renames only when, after the temp is written and synced, `path` is
+  /// still a regular file holding exactly `read_before` (compared just before the rename);
+  /// otherwise `path` is left as it is and the result is code "ESTALE": `rename <path>: the
+  /// file changed since it was read (ESTALE)`, for the caller to read it again and retry. A
+  /// change that lands in the microseconds between that compare and the rename is not seen.
   virtual Status WriteFileAtomic(const std::string& path, std::string_view data,
-                                 Replace replace = Replace::kExisting) = 0;
+                                 Replace replace = Replace::kExisting,
+                                 std::string_view read_before = {}) = 0;
 
   /// The one durable append of whole lines (journal, decision ledger, grounding ledger).
   /// `data` is one or more `\n`-terminated lines. Opens `path` O_RDWR|O_APPEND (creating it
@@ -189,12 +199,20 @@ class FileSystem {
   /// environment as an artifact the next check sent to the checker). So: no symbolic link at
   /// any component of `path` is followed (openat2 RESOLVE_NO_SYMLINKS from `/`, or a walk with
   /// O_NOFOLLOW where the kernel has none): code "ELOOP", `read <path>: names a symbolic link
-  /// (ELOOP); the gate copies the file a path names, never a link's target: name the file
+  /// (ELOOP); the gate reads the file a path names, never a link's target: name the file
   /// itself (<its real path>) if that is what you mean`; a file of /proc or /sys (a process's or
   /// the kernel's state, not a document) is refused with "EINVAL" (`read <path>: a file of
   /// /proc or /sys, not a document (EINVAL)`); then as ReadFile (regular files only, at most
   /// kMaxReadBytes). The default implementation refuses everything (code "ENOSYS").
   virtual Result<std::string> ReadNamedFile(const std::string& path);
+
+  /// ReadNamedFile's rules (no symbolic link at any component, nothing of /proc or /sys, a
+  /// regular file of at most kMaxReadBytes, the same errors) with MapFile's result: the file
+  /// mapped, not copied. For grounding evidence an operator names (`ground --evidence`), which
+  /// the judged agent may have replaced by a link to a file it cannot read and the gate can,
+  /// whose words would then come back in "evidence has ..." hints (trial19). The default
+  /// implementation returns ReadNamedFile's bytes, so a decorating FileSystem keeps its faults.
+  virtual Result<FileBytes> MapNamedFile(const std::string& path);
 };
 
 /// The first component of `dir` that is a symlink (lstat through `fs.Kind`), checking every

@@ -27,7 +27,7 @@ TEST_CASE("artifact add copies no link's target: a planted link to the environme
                        {{"OPERATOR_API_KEY", "sk-live-OPERATORSECRET"}});
   CHECK(added.exit_code == 2);
   CHECK(added.err.rfind("devflow-gate: cannot read the artifact file: read inputs/design-v2.md: "
-                        "names a symbolic link (ELOOP); the gate copies the file a path names, "
+                        "names a symbolic link (ELOOP); the gate reads the file a path names, "
                         "never a link's target: name the file itself (/proc/",
                         0) == 0);
   CHECK(added.out.find("OPERATOR_API_KEY") == std::string::npos);

@@ -496,4 +496,23 @@ TEST_CASE(
   CHECK(r.err == "cannot read: [Errno 40] Too many levels of symbolic links: '" + claim + "'\n");
 }
 
+TEST_CASE("an evidence path that is a symbolic link is refused, its target never read") {
+  // trial19: evidence followed a planted link, and the "evidence has ..." hints printed words of
+  // a file the judged agent cannot read.
+  Gate gate;
+  const std::string secret = gate.File("secret.txt", "token s3cretpass for REQ-9\n");
+  const std::string evidence = gate.tmp / "evidence.txt";
+  REQUIRE(::symlink(secret.c_str(), evidence.c_str()) == 0);
+  Run r = gate({"--claim", gate.File("claim.md", "We meet REQ-9 with s3cretpas.\n"), "--evidence",
+                evidence});
+  CHECK(r.code == 2);
+  CHECK(r.out.find("s3cretpass") == std::string::npos);
+  CHECK(r.err.find("s3cretpass") == std::string::npos);
+  CHECK(r.err == "cannot read: [Errno 40] Too many levels of symbolic links: '" + evidence + "'\n");
+  Run proc =
+      gate({"--claim", gate.File("claim2.md", "We meet REQ-9.\n"), "--evidence", "/proc/version"});
+  CHECK(proc.code == 2);
+  CHECK(proc.err == "cannot read: [Errno 22] Invalid argument: '/proc/version'\n");
+}
+
 }  // namespace devflow

@@ -114,10 +114,10 @@ Result<std::string> FaultyFileSystem::ReadFile(const std::string& p) {
   if (auto s = Check("read", p)) return *s;
   return base_.ReadFile(p);
 }
-Status FaultyFileSystem::WriteFileAtomic(const std::string& p, std::string_view d,
-                                         Replace replace) {
+Status FaultyFileSystem::WriteFileAtomic(const std::string& p, std::string_view d, Replace replace,
+                                         std::string_view read_before) {
   if (auto s = Check("write-atomic", p)) return *s;
-  Status written = base_.WriteFileAtomic(p, d, replace);
+  Status written = base_.WriteFileAtomic(p, d, replace, read_before);
   if (!written.ok()) return written;
   // The file is in place; what fails is the fsync of its directory that makes the rename durable.
   if (auto s = Match("write-atomic-placed", p, "fsync", p.substr(0, p.find_last_of('/')))) {

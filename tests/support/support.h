@@ -73,7 +73,8 @@ class FaultyFileSystem : public FileSystem {
 
   Result<std::string> ReadFile(const std::string& path) override;
   Status WriteFileAtomic(const std::string& path, std::string_view data,
-                         Replace replace = Replace::kExisting) override;
+                         Replace replace = Replace::kExisting,
+                         std::string_view read_before = {}) override;
   Status AppendDurable(const std::string& path, std::string_view data) override;
   Status ReplaceLocked(
       const std::string& path,
