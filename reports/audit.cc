@@ -51,10 +51,11 @@ CardsPart CheckCards(const OperatorContext& ctx, Findings& f) {
   Store store(ctx.root, ctx.fs, SystemClock(), dropped);
   auto unfoldable = [&](const std::string& id, const std::string& problem) {
     part.unfoldable.emplace_back(id, problem);
-    // A file over the read bound names its own fix (replace it with a smaller file).
-    const bool too_big = problem.find("(EFBIG)") != std::string::npos;
+    // A file over the read bound, or a card dir that is a link, names its own fix.
+    const bool own_fix = problem.find("(EFBIG)") != std::string::npos ||
+                         problem.find("(ELOOP)") != std::string::npos;
     f.problems.push_back("card " + id + " does not fold: " + problem +
-                         (too_big ? ""
+                         (own_fix ? ""
                                   : "; repair the line by hand or restore the journal from "
                                     "version control") +
                          " (every read and move of this card fails until then)");
@@ -68,6 +69,11 @@ CardsPart CheckCards(const OperatorContext& ctx, Findings& f) {
   for (const std::string& id : names.ok() ? *names : std::vector<std::string>{}) {
     const std::string dir = JoinPath(tasks, id);
     auto kind = ctx.fs.Kind(dir);
+    if (IsValidCardId(id) && kind.ok() && *kind == FileKind::kSymlink) {
+      ++part.checked;
+      unfoldable(id, LinkedCardDir(dir).message());
+      continue;
+    }
     if (!IsValidCardId(id) || !kind.ok() || *kind != FileKind::kDir) continue;
     part.active_dirs.push_back(dir);
     ++part.checked;

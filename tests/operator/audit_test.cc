@@ -260,6 +260,25 @@ TEST_CASE("audit folds archived cards and cards that lost their journal") {
                            0) == 0);
 }
 
+TEST_CASE("audit names a card directory that is a symbolic link, which nothing reads") {
+  // trial19 5c: a card dir replaced by a link vanished from `card list` and `audit` silently.
+  OperatorRoot r;
+  TempDir elsewhere;
+  Spit(elsewhere / "card/journal.jsonl", "");
+  ::mkdir(r.CardDir("0006-f").substr(0, r.CardDir("0006-f").rfind('/')).c_str(), 0755);
+  REQUIRE(::symlink((elsewhere / "card").c_str(), r.CardDir("0006-f").c_str()) == 0);
+  Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
+  CHECK(ran.code == 1);
+  auto lines = Lines(ran.out);
+  CHECK(lines.at(1) == "cards: 1 checked, 1 does not fold");
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "problem: card 0006-f does not fold: " + r.CardDir("0006-f") +
+                      " is a symbolic link, not a card directory (ELOOP): the gate never follows "
+                      "a link below the root, so this card is neither read nor moved; replace "
+                      "the link with the card's own directory (every read and move of this "
+                      "card fails until then)") != lines.end());
+}
+
 TEST_CASE("audit counts a ledger row without a code as a bad line") {
   OperatorRoot r;
   Spit(LedgerPath(r), std::string(kVetoedRow) + "\n[1]\n");

@@ -294,6 +294,24 @@ TEST_CASE("projection drift is warned and the journal wins") {
                                    "(journal: 1); the journal wins");
 }
 
+TEST_CASE(
+    "a projection one commit behind while commit.lock is held is a commit in flight, not drift") {
+  // trial19 3a: readers beside a committer warned of drift in the window between the journal
+  // append and the projection rewrite.
+  Board b;
+  Card c = b.Create("One");
+  const std::string md = *Slurp(b.CardMd(c.id));
+  REQUIRE(b.Move(c.id, Location::kDesigning).ok());
+  Spit(b.CardMd(c.id), md);  // the projection as it was before that commit's rewrite
+  Spit(b.Dir(c.id) + "/commit.lock", std::to_string(::getpid()) + "\n");
+  REQUIRE(b.store.Read(c.id).ok());
+  CHECK(b.warnings.lines.empty());
+  // Without the lock, or two commits behind, it is drift.
+  REQUIRE(b.fs.RemoveFile(b.Dir(c.id) + "/commit.lock").ok());
+  REQUIRE(b.store.Read(c.id).ok());
+  CHECK(b.warnings.lines.size() == 1);
+}
+
 TEST_CASE("a torn last journal line fails the read naming that line") {
   Board b;
   Card c = b.Create("One");
@@ -334,6 +352,25 @@ TEST_CASE("list returns every active card by id and names a card that does not f
   CHECK(broken->unlisted[0].why.code() == "corrupt");
   CHECK(broken->unlisted[0].why.message() ==
         b.Journal("0002-two") + ":1: journal entry field \"rev\" must be a positive integer");
+}
+
+TEST_CASE("list names a card id that is a symbolic link instead of skipping it") {
+  // trial19 5c: a card dir replaced by a link (to a copy elsewhere) vanished from `card list`.
+  Board b;
+  b.Create("One");
+  TempDir elsewhere;
+  REQUIRE(::symlink(elsewhere.path().c_str(), b.Dir("0002-two").c_str()) == 0);
+  auto listed = b.store.List();
+  REQUIRE(listed.ok());
+  REQUIRE(listed->cards.size() == 1);
+  REQUIRE(listed->unlisted.size() == 1);
+  CHECK(listed->unlisted[0].id == "0002-two");
+  CHECK(listed->unlisted[0].why.code() == "ELOOP");
+  CHECK(listed->unlisted[0].why.message() ==
+        b.Dir("0002-two") +
+            " is a symbolic link, not a card directory (ELOOP): the gate never follows a link "
+            "below the root, so this card is neither read nor moved; replace the link with the "
+            "card's own directory");
 }
 
 // What a creation SIGKILLed between reserving its directory and writing its journal leaves
@@ -654,6 +691,64 @@ TEST_CASE("a lost card.md is rematerialised by the next commit") {
   CHECK(*Slurp(b.CardMd(c.id)) ==
         "---\ntitle: 0001-one\nstage: designing\nstageRevision: 2\n---\n\n\n");
   CHECK(b.store.Read(c.id)->title == "0001-one");
+}
+
+TEST_CASE("a card.md edit that lands between the projection read and its rename is kept") {
+  // verify19: a person edited card.md while a commit rewrote its front matter; the rename of
+  // the rendered file (read before the edit) threw the edit away.
+  Board b;
+  Card c = b.Create("One");
+  int edits = 0;
+  b.fs.before = [&](const std::string& op, const std::string& path) {
+    if (op != "write-atomic" || !path.ends_with("/card.md") || edits++ > 0) return;
+    std::string text = *Slurp(path);
+    Spit(path, text.substr(0, text.find("title: One")) + "title: Edited" +
+                   text.substr(text.find("title: One") + 10) + "A line the person wrote.\n");
+  };
+  auto r = b.Move(c.id, Location::kDesigning);
+  REQUIRE(r.ok());
+  CHECK(edits == 2);  // the edit, then the write rendered from the edited file
+  CHECK(*Slurp(b.CardMd(c.id)) ==
+        "---\ntitle: Edited\nstage: designing\nstageRevision: 2\n---\n\nBuild it.\nA line the "
+        "person wrote.\n");
+  CHECK(r->title == "Edited");
+  CHECK(b.warnings.lines.empty());
+}
+
+TEST_CASE("card.md edited on every projection rewrite is left as edited, with a warning") {
+  Board b;
+  Card c = b.Create("One");
+  int edits = 0;
+  b.fs.before = [&](const std::string& op, const std::string& path) {
+    if (op != "write-atomic" || !path.ends_with("/card.md")) return;
+    Spit(path, "---\ntitle: Edit " + std::to_string(++edits) + "\n---\n\nbody\n");
+  };
+  auto r = b.Move(c.id, Location::kDesigning);
+  REQUIRE(r.ok());
+  CHECK(edits == 4);
+  CHECK(*Slurp(b.CardMd(c.id)) == "---\ntitle: Edit 4\n---\n\nbody\n");
+  CHECK(b.store.Read(c.id)->stage_revision == 2);
+  REQUIRE_FALSE(b.warnings.lines.empty());
+  CHECK(b.warnings.lines[0] ==
+        "devflow: failed to rewrite the projection for card 0001-one: card.md changed 4 times "
+        "while its projection was rewritten; left as edited, its front matter may lag; the "
+        "journal remains authoritative");
+}
+
+TEST_CASE("a lost card.md is not rematerialised over one a person wrote meanwhile") {
+  Board b;
+  Card c = b.Create("One");
+  REQUIRE(b.fs.RemoveFile(b.CardMd(c.id)).ok());
+  bool wrote = false;
+  b.fs.before = [&](const std::string& op, const std::string& path) {
+    if (op != "write-atomic" || !path.ends_with("/card.md") || wrote) return;
+    wrote = true;
+    Spit(path, "---\ntitle: Rewritten by hand\n---\n\nmine\n");
+  };
+  auto r = b.Move(c.id, Location::kDesigning);
+  REQUIRE(r.ok());
+  CHECK(*Slurp(b.CardMd(c.id)) ==
+        "---\ntitle: Rewritten by hand\nstage: designing\nstageRevision: 2\n---\n\nmine\n");
 }
 
 // ---- the commit lock -----------------------------------------------------------------------
