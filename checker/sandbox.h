@@ -115,7 +115,7 @@ void DistrustTree(const std::string& dir);
 
 /// The entries of the host's $PATH that SearchPath drops, as written, in order, each once: ""
 /// for an empty entry (the current directory), every relative one, and every one in a
-/// distrusted tree. `config check` warns about each (host/cli/config_check.h), since whoever
+/// distrusted tree. `config check` warns about each (host/deployment/config_check.h), since whoever
 /// controls that directory could swap a program found through it.
 std::vector<std::string> UnsearchedPathEntries();
 
@@ -171,7 +171,8 @@ ReadableSet CheckerReadable(const CheckerPaths& paths, bool links = true);
 
 /// Whether a checker confined to `set` can read `path`: what it resolves to is the scratch dir
 /// or lies beneath it or one of `set.trees`, and beneath none of `set.denied`. False for a path
-/// that does not resolve. `config check` holds a provider's files to it (host/cli/config_check.h).
+/// that does not resolve. `config check` holds a provider's files to it
+/// (host/deployment/config_check.h).
 bool ReadableIn(const ReadableSet& set, const std::string& path);
 
 /// The secrets every readable set masks (ReadableSet::denied's candidates), canonical, those

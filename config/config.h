@@ -143,7 +143,7 @@ Result<GateConfig> LoadConfigText(const std::string& text, const std::string& fi
 /// devflow-artifact-gate is configured, each agent input kind none of its `kinds:` defines
 /// (trial12 k19: a misspelt kind is skipped at check time). (An edge naming
 /// a provider no `providers` entry defines is not a load error either, but `config check` reports
-/// it as an error: host/cli/config_check.h.)
+/// it as an error: host/deployment/config_check.h.)
 std::vector<std::string> ConfigWarnings(const GateConfig& config);
 
 /// Pins each command provider's program when the config loads (issue 7 item 8): `command[0]`

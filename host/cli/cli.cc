@@ -23,10 +23,10 @@
 #include "checker/sandbox.h"
 #include "checker/subprocess.h"
 #include "config/config.h"
-#include "host/cli/config_check.h"
 #include "host/cli/elapsed.h"
 #include "host/cli/operator_cli.h"
 #include "host/deployment/check_budget.h"
+#include "host/deployment/config_check.h"
 #include "host/deployment/deployment.h"
 #include "host/interrupt.h"
 #include "host/json_output.h"
@@ -459,7 +459,7 @@ int ConfigCheck(const Globals& g, bool json) {
     std::string problem = checker.SandboxProblem(p);
     if (!problem.empty()) errors.push_back(file + ": providers." + p.name + ": " + problem);
   }
-  // What loads but fails later (issue 10 item 12, host/cli/config_check.h).
+  // What loads but fails later (issue 10 item 12, host/deployment/config_check.h).
   ConfigUseFindings use =
       CheckConfigUse(*config, root, ProgramSearchPath(), RealFileSystem(), UnsearchedPathEntries());
   for (std::string& e : use.errors) errors.push_back(file + ": " + std::move(e));

@@ -1,4 +1,4 @@
-#include "host/cli/config_check.h"
+#include "host/deployment/config_check.h"
 
 #include <pwd.h>
 #include <unistd.h>

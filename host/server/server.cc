@@ -39,11 +39,14 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "checker/sandbox.h"
 #include "checker/subprocess.h"
 #include "host/decision_ledger.h"
 #include "host/deployment/check_budget.h"
+#include "host/deployment/config_check.h"
 #include "host/deployment/deployment.h"
 #include "host/os.h"
+#include "host/pause.h"
 #include "host/server/api.h"
 #include "host/server/metrics.h"
 #include "host/server/peer.h"
@@ -117,6 +120,15 @@ Reply JsonReply(int status, std::string body) {
 
 Reply ErrorReply(int status, const std::string& field, const std::string& message) {
   return JsonReply(status, ErrorJson(BodyError{field, message}));
+}
+
+// A card that cannot be read or moved as it is: 404 when there is none, else 409 `{error,
+// code}` with the store's code (a refused edge, a corrupt journal or card.md, a file over the
+// read bound: EFBIG). The card's files are the workspace's, not the request: never a 500.
+Reply CardErrorReply(const Status& status) {
+  return JsonReply(status.code() == "not-found" ? 404 : 409,
+                   "{\"error\":" + JsonString(status.message()) +
+                       ",\"code\":" + JsonString(status.code()) + "}");
 }
 
 Reply Busy(const std::string& why, const std::string& code = "") {
@@ -211,14 +223,30 @@ class CoroutineWaiter : public CheckWaiter {
   asio::io_context& io() override { return io_; }
   void Wait(const std::function<bool()>& ready) override {
     // What is per attempt on this thread is set aside while others run: the request deadline
-    // (check_budget.h) and the waiter itself; both are this attempt's again on resumption.
+    // (check_budget.h), the pauser (host/pause.h) and the waiter itself; all are this
+    // attempt's again on resumption.
     BudgetedChecker::Scope no_deadline(std::nullopt);
+    PauseScope no_pauser(nullptr);
     CheckWaiter::Scope no_waiter(nullptr);
     while (halted_ || !ready()) {
       wake_.expires_at(asio::steady_timer::time_point::max());
       boost::system::error_code ec;
       wake_.async_wait(yield_[ec]);  // cancelled by Wake
     }
+  }
+  // host/pause.h on the server: this attempt is suspended for `duration` (the commit lock's
+  // retry) while the I/O thread serves everything else. After a drain timed out it is never
+  // resumed, as in Wait.
+  void Pause(std::chrono::milliseconds duration) {
+    {
+      BudgetedChecker::Scope no_deadline(std::nullopt);
+      PauseScope no_pauser(nullptr);
+      CheckWaiter::Scope no_waiter(nullptr);
+      asio::steady_timer timer(io_, duration);
+      boost::system::error_code ec;
+      timer.async_wait(yield_[ec]);
+    }
+    if (halted_) Wait([] { return true; });
   }
   void Wake() override {
     if (!halted_) wake_.cancel();
@@ -327,6 +355,19 @@ class Core {
             [this](int delta) { metrics_.AddCheckersRunning(delta); });
       };
       Result<std::unique_ptr<Deployment>> d = LoadDeployment(o);
+      if (d.ok()) {
+        // What `config check` calls not usable (a provider not defined, a program that cannot
+        // run, a `require:` RE2 refuses) loads, then fails closed and parks every card moved
+        // on the edge: refused here as a load error is, the last good config kept (trial20 1e:
+        // a typo in a reload parked cards while /readyz said ready).
+        ConfigUseFindings use = CheckConfigUse((*d)->config, root, ProgramSearchPath(),
+                                               RealFileSystem(), UnsearchedPathEntries());
+        if (!use.errors.empty()) {
+          std::string message = o.config_file + " is not usable:";
+          for (const std::string& e : use.errors) message += "\n  " + o.config_file + ": " + e;
+          d = Status::Error("config", message);
+        }
+      }
       if (!d.ok()) {
         last_reload_error_ = d.status().message();
         metrics_.ReloadFailed();
@@ -595,10 +636,7 @@ class Core {
     Deployment* d = RootOf(root, error);
     if (!d) return ErrorReply(403, error.field, error.message);
     Result<Card> card = d->store->Read(PercentDecode(id));
-    if (!card.ok()) {
-      return ErrorReply(card.status().code() == "not-found" ? 404 : 500, "",
-                        card.status().message());
-    }
+    if (!card.ok()) return CardErrorReply(card.status());
     return JsonReply(200, CardJson(*card));
   }
 
@@ -638,11 +676,7 @@ class Core {
     Deployment* d = RootOf(root, error);
     if (!d) return ErrorReply(403, error.field, error.message);
     Result<Explanation> ex = ExplainMove(*d, req);
-    if (!ex.ok()) {
-      int status = ex.status().code() == "not-found" ? 404 : 409;
-      return JsonReply(status, "{\"error\":" + JsonString(ex.status().message()) +
-                                   ",\"code\":" + JsonString(ex.status().code()) + "}");
-    }
+    if (!ex.ok()) return CardErrorReply(ex.status());
     return JsonReply(200, ex->json);
   }
 
@@ -820,6 +854,12 @@ class Core {
     busy_.insert(job.key);
     ++running_;
     job.decision_id = DecisionId();
+    // An attempt is decided under the config current when it starts, not when it arrived: a
+    // reload (SIGHUP, /v1/reload) that tightened an edge applies to the attempts still queued
+    // (trial20 1h: one queued before the reload was admitted by the retired checkers). The
+    // roots never change across generations; only attempts in flight keep theirs.
+    job.generation = current_;
+    job.deployment = current_->by_root.at(job.deployment->root).get();
     auto shared = std::make_shared<Job>(std::move(job));
     in_flight_[shared->seq] = shared;
     asio::spawn(
@@ -829,11 +869,12 @@ class Core {
           {
             CoroutineWaiter waiter(io_, yield, halted_);
             CheckWaiter::Scope on_io(&waiter);
+            PauseScope pausing([&waiter](std::chrono::milliseconds d) { waiter.Pause(d); });
             BudgetedChecker::Scope scope(shared->deadline);
             // Nothing crosses into the io_context (asio::detached would drop it, leaving the
             // card busy for ever) but the coroutine's own forced unwind (host/unwind.h).
             try {
-              reply = shared->work(*shared);
+              reply = DeadlinePassed(*shared) ? Expired(*shared) : shared->work(*shared);
             } catch (...) {
               const std::string what = CurrentExceptionWhat();
               reply = Failed(*shared, what);
@@ -847,6 +888,49 @@ class Core {
           Pump();
         },
         asio::detached);
+  }
+
+  static bool DeadlinePassed(const Job& job) {
+    return job.deadline && Clock::now() >= *job.deadline;
+  }
+
+  // An attempt whose caller's deadline passed while it waited in the queue is vetoed without
+  // running (trial20 2e: one committed 3.3 s after its 500 ms deadline, and a cache hit admitted
+  // late): nothing is checked or committed and the card is not parked, as when the deadline
+  // leaves a check too little time (docs/server.md "Limits and deadlines"). Its ledger row is
+  // `vetoed` with the reason, none under dryRun.
+  Reply Expired(Job& job) {
+    const double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - job.received).count();
+    const std::string why =
+        "the caller's deadline passed while the attempt waited in the server's queue (" +
+        std::to_string(static_cast<int64_t>(ms)) +
+        "ms since it arrived); nothing was checked or committed and the card is not parked; "
+        "give the move more time (the request's deadlineMs or X-Devflow-Deadline-Ms, "
+        "devflow-gate-cordis's timeoutMs) or retry when the server is less busy";
+    RecordUnfinished(job, "vetoed", why);
+    job.recorded = true;
+    metrics_.Decision(job.endpoint, "deadline-passed", ms / 1000.0);
+    Log().Write("info", {{"msg", "decision"},
+                         {"decisionId", job.decision_id},
+                         {"endpoint", job.endpoint},
+                         {"card", job.move.id},
+                         {"outcome", "deadline-passed"},
+                         {"ms", Ms(ms), true}});
+    if (job.endpoint == "/v1/admit") {
+      AdmitOutcome out;
+      out.decision.allowed = false;
+      out.decision.reason = why;
+      out.code = "vetoed";
+      return JsonReply(200, AdmitJson(out, job.decision_id));
+    }
+    MoveOutcome out;
+    out.code = "vetoed";
+    out.message = why;
+    if (job.attempt) out.attempt = *job.attempt;
+    std::string json = MoveJson(job.move, out);
+    json.insert(json.size() - 1, ",\"decisionId\":" + JsonString(job.decision_id));
+    return JsonReply(200, json);
   }
 
   // A drain ends when no attempt runs and every answer has been written; a drain that timed

@@ -1,5 +1,5 @@
-// `config check` finds what loads but fails later (issue 10 item 12, host/cli/config_check.h):
-// the exact lines an operator reads, and the exit code 2.
+// `config check` finds what loads but fails later (issue 10 item 12,
+// host/deployment/config_check.h): the exact lines an operator reads, and the exit code 2.
 #include <doctest/doctest.h>
 #include <unistd.h>
 

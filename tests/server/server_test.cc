@@ -642,6 +642,161 @@ TEST_CASE(
   CHECK(after.json()["allowed"] == false);
 }
 
+// trial20 1e: a reload to a config `config check` calls not usable (an edge naming a provider
+// that is not defined) was taken: /readyz said ready and every move on the edge parked.
+TEST_CASE(
+    "serve: a reload to a config that config check calls not usable keeps the last good one") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  std::string typo = Config(Fixture("checkers/allow.sh"));
+  const size_t at = typo.find("provider: checker");
+  REQUIRE(at != std::string::npos);
+  typo.replace(at, 17, "provider: nosuch");
+  ws.WriteConfig(typo);
+  auto check = ws.Gate({"config", "check"});
+  CHECK(check.exit_code == 2);
+  HttpAnswer reload = server.Post("/v1/reload", "");
+  INFO(reload.body);
+  CHECK(reload.status == 422);
+  CHECK(reload.json()["error"].get<std::string>().find(
+            "provider \"nosuch\" is not defined under providers") != std::string::npos);
+  CHECK(server.Get("/readyz").json()["generation"] == 1);
+  HttpAnswer a = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"));
+  CHECK(a.json()["allowed"] == true);  // the last good config's checker
+}
+
+// trial20 1h: an attempt that arrived before a reload but had not started (queued behind its
+// card's attempt in flight) was decided by the retired config's checkers and admitted.
+TEST_CASE("serve: an attempt queued when the config is reloaded is decided under the new one") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  HttpAnswer first, queued;
+  std::thread in_flight(
+      [&] { first = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true")); });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  std::thread waiting(
+      [&] { queued = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true")); });
+  // The second attempt waits behind the card's first (the per-card chain).
+  while (server.Get("/metrics").body.find("devflow_gate_attempts_queued 1\n") ==
+         std::string::npos) {
+    std::this_thread::yield();
+  }
+  ws.WriteConfig(Config(Fixture("e2e/veto.sh")));
+  const size_t mark = server.serve->LogSize();
+  server.serve->Signal(SIGHUP);
+  REQUIRE(!server.serve->WaitLog("config reloaded (SIGHUP)", mark).empty());
+  // Whoever runs the gated checker now (the first attempt; the queued one too if it ran under
+  // the retired config) gets its "go"; none is left waiting.
+  std::atomic<bool> answered{false};
+  std::thread feeder([&] {
+    while (!answered.load()) {
+      char sink[64];
+      int started = ::open((fifos / "started").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      if (started >= 0) {
+        (void)!::read(started, sink, sizeof sink);
+        ::close(started);
+      }
+      int go = ::open((fifos / "go").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (go >= 0) {
+        (void)!::write(go, "go\n", 3);
+        ::close(go);
+      }
+      std::this_thread::yield();
+    }
+  });
+  in_flight.join();
+  waiting.join();
+  answered = true;
+  feeder.join();
+  CHECK(first.json()["allowed"] == true);  // in flight: the old config's checker
+  INFO(queued.body);
+  CHECK(queued.json()["allowed"] == false);  // queued: the new config's checker vetoes
+  CHECK(queued.json()["reason"].get<std::string>().find("design cites REQ-9") != std::string::npos);
+}
+
+// trial20 2e: an attempt whose caller's deadline passed while it was queued was still decided
+// and committed seconds later (a cache hit admits without any check to refuse).
+TEST_CASE("serve: an attempt whose deadline passed in the queue is vetoed without running") {
+  test::TempDir fifos;
+  REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
+  Workspace ws(Config(Fixture("server/gated_allow.sh"), 20000, fifos.path()));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  auto rows_now = [&] {
+    return e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
+  };
+  const size_t rows_before = rows_now().size();
+  HttpAnswer first, late;
+  std::thread in_flight([&] { first = server.Post("/v1/admit", AttemptBody(ws)); });
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  const auto sent = std::chrono::steady_clock::now();
+  std::thread waiting([&] {
+    late =
+        server.Post("/v1/moves", R"({"id":")" + ws.card() + R"(","to":"ready","deadlineMs":200})");
+  });
+  while (server.Get("/metrics").body.find("devflow_gate_attempts_queued 1\n") ==
+         std::string::npos) {
+    std::this_thread::yield();
+  }
+  // Released only once the queued attempt's deadline is behind it.
+  while (std::chrono::steady_clock::now() - sent < std::chrono::milliseconds(300)) {
+    std::this_thread::yield();
+  }
+  test::Spit(fifos / "go", "go\n");
+  in_flight.join();
+  waiting.join();
+  CHECK(first.json()["allowed"] == true);
+  INFO(late.body);
+  json moved = late.json();
+  CHECK(moved["code"] == "vetoed");
+  CHECK(moved["parked"] == false);
+  CHECK(moved["message"].get<std::string>().find(
+            "the caller's deadline passed while the attempt waited in the server's queue") == 0);
+  CHECK(json::parse(ws.Gate({"card", "show", ws.card(), "--json"}).out)["stage"] == "designing");
+  auto rows = rows_now();
+  REQUIRE(rows.size() == rows_before + 2);  // the first attempt's, and the late one's
+  json row = json::parse(rows.back());
+  CHECK(row["code"] == "vetoed");
+  CHECK(row["decision"] == moved["decisionId"]);
+}
+
+// trial20 1j: the commit lock's retry slept on the server's one I/O thread, so five moves on a
+// locked card froze every other request for 10 s.
+TEST_CASE("serve: a move waiting for a held commit.lock does not stop the server answering") {
+  // No check: the attempt goes straight from its start to the lock's retries, so without a
+  // pause that yields the I/O thread nothing else is served until the move gives up.
+  Workspace ws("plugins: []\n");
+  ws.CardInDesigning();
+  const std::string lock = ws.card_dir() + "/commit.lock";
+  test::Spit(lock, std::to_string(test::LivePid()) + "\n");
+  SocketServer server(ws);
+  std::atomic<bool> answered{false};
+  HttpAnswer moved;
+  std::thread mover([&] {
+    moved = server.Post("/v1/moves", R"({"id":")" + ws.card() + R"(","to":"ready"})");
+    answered = true;
+  });
+  // The move is in flight, waiting for the lock (for about 2 s)...
+  while (!answered.load() &&
+         server.Get("/metrics").body.find("devflow_gate_attempts_in_flight 1\n") ==
+             std::string::npos) {
+    std::this_thread::yield();
+  }
+  // ...and the server answers meanwhile.
+  CHECK(server.Get("/healthz").status == 200);
+  CHECK_FALSE(answered.load());
+  mover.join();
+  INFO(moved.body);
+  CHECK(moved.json()["code"] == "write-contended");
+  CHECK(test::Slurp(lock).value_or("") == std::to_string(test::LivePid()) + "\n");
+}
+
 TEST_CASE("serve: SIGTERM lets an attempt in flight finish and answer, then exits 0") {
   test::TempDir fifos;
   REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
@@ -768,6 +923,24 @@ TEST_CASE(
   REQUIRE(ex.status == 200);
   auto cli = ws.Gate({"move", ws.card(), "ready", "--explain", "--json"});
   CHECK(ex.json() == json::parse(cli.out));
+}
+
+TEST_CASE("serve: GET /v1/cards/{id} answers 409 with the store's code for a card it cannot read") {
+  // trial19: a card.md over the read bound was a 500 ("serving the request threw"). The card's
+  // files are the workspace's, not the request: the answer names why, as `card show` exits 4.
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  const std::string md = ws.card_dir() + "/card.md";
+  std::string text = test::Slurp(md).value();
+  test::Spit(md, "---\ntitle: again\n" + text.substr(4));
+  SocketServer server(ws);
+  HttpAnswer card = server.Get("/v1/cards/" + ws.card());
+  INFO(card.body);
+  CHECK(card.status == 409);
+  CHECK(card.json()["code"] == "corrupt");
+  CHECK(card.json()["error"].get<std::string>().find("has the key \"title\" twice") !=
+        std::string::npos);
+  CHECK(ws.Gate({"card", "show", ws.card()}).exit_code == 4);
 }
 
 // Issue 7 (trial "Inputs changed during the check"): the server's paths re-check the bytes a
