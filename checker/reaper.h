@@ -16,7 +16,7 @@
 //  3. C: writes its pid on the report pipe, takes its own session (setsid: no controlling
 //     terminal; its own process group), default signals,
 //     PR_SET_PDEATHSIG(SIGKILL) tied to R, ApplyConfinement, marks every fd above 2
-//     close-on-exec but kPassFd and kRelayReadFd and execs; on a failure it reports the errno
+//     close-on-exec and execs; on a failure it reports the errno
 //     and _exits 127;
 //  4. R waits on C's pidfd and on the control pipe. kTerminate on the pipe: R sends SIGTERM to
 //     C's group and waits on. C exits, or the pipe gives kKill or EOF (the host asks, or the
@@ -51,7 +51,8 @@
 //    reported it before);
 //  - the report pipe is not needed: the host's clone returns once bubblewrap has exec'd, with
 //    the errno when it could not; R' and the checker failing say so on stderr and exit 127.
-// The argv positions kPassFd, kRelayReadFd and kRelayFd are -1 from every caller since.
+// The argv positions kPassFd, kRelayReadFd and kRelayFd are reserved since: the reaper refuses
+// any value but -1 there (usage, exit 2).
 #pragma once
 
 #include <cstdint>
@@ -73,9 +74,9 @@ enum Arg : int {
   kOpenFiles,
   kRulesetFd,    // Landlock ruleset, or -1
   kFilterFd,     // memfd with the seccomp program, or -1
-  kPassFd,       // an fd the checker keeps across its exec, or -1 (every caller: -1, below)
-  kRelayReadFd,  // a second such fd, or -1 (every caller: -1)
-  kRelayFd,      // a control pipe's write end R hands kTerminate on to, or -1 (every caller: -1)
+  kPassFd,       // reserved, -1 (was bubblewrap's --seccomp fd, passed through R)
+  kRelayReadFd,  // reserved, -1 (was the relay's read end, R''s control pipe)
+  kRelayFd,      // reserved, -1 (was the relay's write end, kept by R)
   kSeparator,    // "--"
   kExecutable,
 };
