@@ -2,7 +2,8 @@
 // Spawning follows cpp-notes §1.6 (posix_spawn + pidfd + Asio): the host posix_spawns the
 // checker reaper (checker/reaper.h), a small program that becomes the child subreaper, forks
 // the checker, confines it and execs it, so a spawn costs the same whatever the host's size
-// (issue 11 item 5); Process v2 is used only for its PATH search.
+// (issue 11 item 5); under bubblewrap the host starts bubblewrap itself the same way (a
+// vfork-style clone) and the reaper runs inside it. Process v2 is used only for its PATH search.
 #include "checker/subprocess.h"
 
 #include <limits.h>

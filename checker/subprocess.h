@@ -121,14 +121,14 @@ class CheckWaiter {
 ///
 /// Confinement (checker/sandbox.h): the level from ProbeSandbox(options.bwrap) is applied to
 /// every check and named in CheckReply::sandbox. Under "bwrap" the command runs in bubblewrap
-/// (own PID namespace: everything the checker started dies with it, setsid or not), below a
-/// second reaper inside the sandbox: the deadline's SIGTERM goes to the checker's group from
-/// that reaper (relayed by the outer one; no process table is read), the SIGKILL to
-/// bubblewrap, and an exit code 128+N from bubblewrap is reported as signal N (bubblewrap
-/// turns a signal death into that code). Under "landlock-abi<N>+seccomp" the confinement is
-/// applied in the checker before exec, by its reaper. Resource limits apply at every level,
-/// `sandbox: off` included. The program is checked before the start (exists, executable) at every
-/// level.
+/// (own PID namespace: everything the checker started dies with it, setsid or not), started by
+/// the host itself, below the reaper as the namespace's init: the deadline's SIGTERM goes to
+/// the checker's group from that reaper (on the host's control pipe; no process table is read),
+/// the end of the check kills the tree from there too, and an exit code 128+N from bubblewrap
+/// is reported as signal N (bubblewrap turns a signal death into that code). Under
+/// "landlock-abi<N>+seccomp" the confinement is applied in the checker before exec, by its reaper.
+/// Resource limits apply at every level, `sandbox: off` included. The program is checked before the
+/// start (exists, executable) at every level.
 ///
 /// Everything the checker wrote — the reply, the stderr tail, hence the faults below and the
 /// evidence — is returned with each value passed under the provider's `env` redacted
