@@ -16,7 +16,7 @@
 //  3. C: writes its pid on the report pipe, takes its own session (setsid: no controlling
 //     terminal; its own process group), default signals,
 //     PR_SET_PDEATHSIG(SIGKILL) tied to R, ApplyConfinement, marks every fd above 2
-//     close-on-exec but kPassFd and kRelayReadFd and execs; on a failure it reports the errno
+//     close-on-exec and execs; on a failure it reports the errno
 //     and _exits 127;
 //  4. R waits on C's pidfd and on the control pipe. kTerminate on the pipe: R sends SIGTERM to
 //     C's group and waits on. C exits, or the pipe gives kKill or EOF (the host asks, or the
@@ -28,15 +28,31 @@
 // signals the checker's group itself (a group number it holds may be another's once R has
 // reaped C): every signal to the tree goes through R.
 //
-// Under bubblewrap C is bubblewrap, and the checker runs in its PID namespace, where no signal
-// of R's to C's group reaches it (a SIGTERM to bubblewrap would end the sandbox at once). So
-// the command bubblewrap runs is this same program, a second reaper R' whose control pipe is
-// the relay: [R' kRelayReadFd -1 0 0 0 0 -1 -1 -1 -1 -1 -- checker…]. R' is the checker's
-// parent and subreaper inside the namespace and does steps 1-4 there (no confinement of its
-// own: bubblewrap applied it), after removing the PWD bubblewrap always sets. R writes kTerminate
-// to the relay instead of signalling C's group, so the deadline's SIGTERM reaches the checker's
-// group, once, from its own parent, at both levels alike; R's exit (it alone holds the relay's
-// write end) gives R' EOF, and R' kills its tree. No process table is read for any of it.
+// Under bubblewrap there is no outer reaper (issue 8: its exec was 2.0-2.3 ms of every check):
+// the host starts bubblewrap itself (clone(CLONE_VM | CLONE_VFORK) in checker/subprocess.cc:
+// its own session, default signals, empty mask, the resource limits, cwd = the workspace, only
+// the check's pipes on 0-2, the control pipe's read end on 3 and the seccomp memfd on 4), and the
+// command bubblewrap runs is this program, the reaper R', as the PID namespace's init
+// (`--as-pid-1`): [R' 3 -1 0 0 0 0 -1 -1 -1 -1 -1 -- checker…]. R' removes the PWD bubblewrap
+// always sets and does steps 1-4 there (no confinement of its own: bubblewrap applied it, and
+// the limits are bubblewrap's, inherited), reading the host's control pipe itself: kTerminate
+// sends the deadline's SIGTERM to the checker's group, once, from its own parent, at both
+// levels alike; kKill or EOF (the host closed it, or is gone) kills its tree. What the outer
+// reaper gave is kept by the kernel and bubblewrap:
+//  - no process of the sandbox can stop or kill R' (the kernel drops a SIGKILL or SIGSTOP sent
+//    to a namespace's init from inside it), so R' always hears the control pipe;
+//  - when R' exits the kernel kills every process left in the namespace, and R''s parent (the
+//    host's child, bubblewrap) sees it exit only once they are all gone: so when the host sees
+//    bubblewrap exit, nothing the checker started is running, setsid daemons included;
+//  - the host gone (even by SIGKILL): R' reads EOF, and bubblewrap's --die-with-parent SIGKILLs
+//    bubblewrap and R' as well;
+//  - bubblewrap exits with R''s code, which is the checker's, or 128 + N for a checker killed
+//    by signal N (an init cannot end itself by a signal: R' exits 128 + N then, as bubblewrap
+//    reported it before);
+//  - the report pipe is not needed: the host's clone returns once bubblewrap has exec'd, with
+//    the errno when it could not; R' and the checker failing say so on stderr and exit 127.
+// The argv positions kPassFd, kRelayReadFd and kRelayFd are reserved since: the reaper refuses
+// any value but -1 there (usage, exit 2).
 #pragma once
 
 #include <cstdint>
@@ -58,10 +74,9 @@ enum Arg : int {
   kOpenFiles,
   kRulesetFd,    // Landlock ruleset, or -1
   kFilterFd,     // memfd with the seccomp program, or -1
-  kPassFd,       // an fd the checker keeps across its exec (bubblewrap's --seccomp FD), or -1
-  kRelayReadFd,  // a second such fd: the relay's read end, which bubblewrap hands on to the
-                 // reaper inside the sandbox as its control pipe (below), or -1
-  kRelayFd,      // the relay's write end, kept by R alone, or -1
+  kPassFd,       // reserved, -1 (was bubblewrap's --seccomp fd, passed through R)
+  kRelayReadFd,  // reserved, -1 (was the relay's read end, R''s control pipe)
+  kRelayFd,      // reserved, -1 (was the relay's write end, kept by R)
   kSeparator,    // "--"
   kExecutable,
 };

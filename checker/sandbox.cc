@@ -190,6 +190,7 @@ std::string BwrapProblem(const std::string& bwrap) {
   // The readable set of a check without workspace or scratch: the system trees.
   BwrapSpec spec{bwrap, CheckerReadable({"", "", {"/bin/true"}, "", {}}), false};
   spec.seccomp_fd = filter;
+  spec.as_pid_1 = true;  // as a check runs its reaper
   std::vector<std::string> argv = BwrapArgv(spec, {"/bin/true"});
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
@@ -901,6 +902,7 @@ std::vector<std::string> BwrapArgv(const BwrapSpec& spec, const std::vector<std:
   argv.insert(argv.end(),
               {"--dev", "/dev", "--proc", "/proc", "--remount-ro", "/proc", "--unshare-all"});
   if (spec.network) argv.push_back("--share-net");
+  if (spec.as_pid_1) argv.push_back("--as-pid-1");
   for (const char* flag : {"--die-with-parent", "--new-session", "--cap-drop", "ALL"}) {
     argv.push_back(flag);
   }

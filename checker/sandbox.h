@@ -186,11 +186,16 @@ struct BwrapSpec {
   bool network = false;  // keep the host network namespace (`--share-net`)
   int seccomp_fd = -1;   // bubblewrap applies the seccomp program read from this fd (`--seccomp
                          // FD`, the fd open in bubblewrap, at offset 0); -1: none
+  /// The command is the PID namespace's init (`--as-pid-1`, no init of bubblewrap's): the
+  /// reaper R' (checker/reaper.h), which no process of the sandbox can then signal (the kernel
+  /// drops a SIGKILL or SIGSTOP sent to a namespace's init from inside it), and whose end ends
+  /// every process in the namespace before bubblewrap sees it exit.
+  bool as_pid_1 = false;
 };
 
 /// The full argv that runs `command` (command[0] absolute) inside bubblewrap, on an empty root:
 /// `bwrap [--ro-bind T T]... --dev /dev --proc /proc --remount-ro /proc --unshare-all
-/// [--share-net] --die-with-parent --new-session --cap-drop ALL [--seccomp FD]
+/// [--share-net] [--as-pid-1] --die-with-parent --new-session --cap-drop ALL [--seccomp FD]
 /// [--ro-bind /dev/null DENIED_FILE | --tmpfs DENIED_DIR --remount-ro DENIED_DIR]...
 /// [--symlink TARGET LINK]... [--bind SCRATCH SCRATCH] --remount-ro / [--chdir WS] --
 /// command...`, T each of `readable.trees` in order. The masks come after the trees, the

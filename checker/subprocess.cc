@@ -2,7 +2,8 @@
 // Spawning follows cpp-notes §1.6 (posix_spawn + pidfd + Asio): the host posix_spawns the
 // checker reaper (checker/reaper.h), a small program that becomes the child subreaper, forks
 // the checker, confines it and execs it, so a spawn costs the same whatever the host's size
-// (issue 11 item 5); Process v2 is used only for its PATH search.
+// (issue 11 item 5); under bubblewrap the host starts bubblewrap itself the same way (a
+// vfork-style clone) and the reaper runs inside it. Process v2 is used only for its PATH search.
 #include "checker/subprocess.h"
 
 #include <limits.h>
@@ -10,6 +11,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -41,6 +44,7 @@
 #include <exception>
 #include <filesystem>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -101,9 +105,11 @@ struct RaisedFds {
     for (int fd : owned) ::close(fd);
     owned.clear();
   }
-  int Above2(int fd) {
-    if (fd < 0 || fd > 2) return fd;
-    int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  int Above2(int fd) { return Above(fd, 3); }
+  // `fd` itself when it is `lowest` or above, else a copy that is.
+  int Above(int fd, int lowest) {
+    if (fd < 0 || fd >= lowest) return fd;
+    int high = ::fcntl(fd, F_DUPFD_CLOEXEC, lowest);
     if (high >= 0) owned.push_back(high);
     return high;
   }
@@ -150,6 +156,80 @@ StartReport ReadStartReport(int fd) {
       result.error = record.value > 0 ? record.value : EIO;
     }
   }
+}
+
+// ---- Bubblewrap, started by the host itself (checker/reaper.h, "Under bubblewrap") ----
+
+// What bubblewrap's child gets: `fds` become its 0-4 (stdin, stdout, stderr, the control pipe's
+// read end that R' reads as fd 3, the seccomp memfd bubblewrap reads as fd 4), each at 5 or
+// above in the host so that no dup2 overwrites another's source; nothing else stays open.
+struct BwrapStart {
+  std::array<int, 5> fds{};
+  const char* cwd = nullptr;  // the workspace; nullptr: the host's cwd
+  ResourceLimits limits;
+  const char* path = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  int err = 0;  // the errno of the failed step, written by the child before it _exits
+};
+
+// Bubblewrap's start, on its own stack in the host's memory (clone with CLONE_VM | CLONE_VFORK:
+// nothing is copied, the host's thread waits until it has exec'd or exited). Raw system calls
+// only; every signal is blocked until its exec, so no handler of the host's runs here.
+int BwrapChild(void* arg) {
+  BwrapStart* start = static_cast<BwrapStart*>(arg);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &default_action, nullptr);
+  }
+  // Its own session: no controlling terminal, no terminal signal; pgid == pid.
+  int err = ::setsid() < 0 ? errno : 0;
+  for (int fd = 0; err == 0 && fd < static_cast<int>(start->fds.size()); ++fd) {
+    if (::dup2(start->fds[static_cast<size_t>(fd)], fd) < 0) err = errno;
+  }
+  if (err == 0 && ::close_range(static_cast<unsigned>(start->fds.size()), ~0U, 0) != 0) {
+    err = errno;
+  }
+  if (err == 0 && start->cwd != nullptr && ::chdir(start->cwd) != 0) err = errno;
+  // The limits the outer reaper set on bubblewrap before: the whole sandbox inherits them.
+  ConfinementPlan limits_only;
+  limits_only.limits = start->limits;
+  if (err == 0) err = ApplyConfinement(limits_only);
+  sigset_t none;
+  sigemptyset(&none);
+  if (err == 0 && ::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) err = errno;
+  if (err == 0) {
+    ::execve(start->path, start->argv, start->envp);
+    err = errno;
+  }
+  start->err = err;
+  ::_exit(reaper::kStartFailed);
+}
+
+// Starts bubblewrap as `start` says; its pid, or -1 with `*err` set (the child is reaped then).
+pid_t SpawnBwrap(BwrapStart& start, int* err) {
+  constexpr size_t kStackBytes = 64 * 1024;
+  std::unique_ptr<char[]> stack(new char[kStackBytes]);
+  sigset_t all, saved;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+  const pid_t pid =
+      ::clone(BwrapChild, stack.get() + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  const int clone_err = errno;
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  if (pid < 0) {
+    *err = clone_err;
+    return -1;
+  }
+  if (start.err != 0) {  // it _exited without its exec
+    *err = start.err;
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return -1;
+  }
+  return pid;
 }
 
 // ---- Small RAII pieces ----
@@ -688,7 +768,7 @@ struct Run {
   }
 
   // SIGTERM to the checker's group, by its reaper, at every level (under bubblewrap the reaper
-  // inside the sandbox sends it, handed on through the relay: checker/reaper.h).
+  // inside the sandbox sends it, on the same control pipe: checker/reaper.h).
   void Terminate() { tree->Terminate(); }
 
   // The reaper's pidfd becomes readable when it has exited, i.e. when nothing of the tree runs.
@@ -985,10 +1065,10 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
       confinement = std::move(*prepared);
     } else if (kind == SandboxKind::kBwrap) {
       const std::string absolute = AbsoluteProgram(executable);
-      // Inside the sandbox the checker's parent is a reaper of its own (checker/reaper.h): the
-      // relay's read end is its control pipe (its number filled in once the fd is raised).
+      // Inside the sandbox the checker's parent is a reaper of its own, the namespace's init
+      // (checker/reaper.h): the host's control pipe is its fd 3, bubblewrap's seccomp fd 4.
       std::vector<std::string> command = {ReaperProgram(options_.reaper),
-                                          "",
+                                          "3",
                                           "-1",
                                           "0",
                                           "0",
@@ -1003,6 +1083,8 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
                                           absolute};
       command.insert(command.end(), args.begin(), args.end());
       bwrap_spec = BwrapSpec{support.bwrap, std::move(readable), provider.network};
+      bwrap_spec->seccomp_fd = 4;
+      bwrap_spec->as_pid_1 = true;
       bwrap_command = std::move(command);
       auto prepared = ChildConfinement::Bwrap(limits, provider.network);
       if (!prepared.ok()) return StartFault(program, "sandbox " + prepared.status().message());
@@ -1019,108 +1101,127 @@ Result<CheckReply> SubprocessChecker::Dispatch(const CheckRequest& request) {
 
     Run run(options_, request, CheckWaiter::Current());
     run.bwrap = kind == SandboxKind::kBwrap;
-    HostPipe in, out, err, control, report, relay;
-    if (!in.Open() || !out.Open() || !err.Open() || !control.Open() || !report.Open() ||
-        (bwrap_spec && !relay.Open())) {
+    HostPipe in, out, err, control, report;
+    if (!in.Open() || !out.Open() || !err.Open() || !control.Open() ||
+        (!bwrap_spec && !report.Open())) {
       return StartFault(program, ErrorText(errno));
     }
-    // The reaper's argv (checker/reaper.h), its fds by number.
-    RaisedFds raised;
-    const int fd_in = raised.Above2(in.fds[0]), fd_out = raised.Above2(out.fds[1]),
-              fd_err = raised.Above2(err.fds[1]), fd_control = raised.Above2(control.fds[0]),
-              fd_report = raised.Above2(report.fds[1]),
-              fd_ruleset = raised.Above2(confinement.ruleset_fd()),
-              fd_filter = raised.Above2(confinement.filter_fd()),
-              fd_pass = raised.Above2(confinement.pass_fd()),
-              fd_relay_read = raised.Above2(relay.fds[0]), fd_relay = raised.Above2(relay.fds[1]);
-    for (int fd : {fd_in, fd_out, fd_err, fd_control, fd_report}) {
-      if (fd < 0) return StartFault(program, ErrorText(errno));
-    }
-    if ((confinement.ruleset_fd() >= 0 && fd_ruleset < 0) ||
-        (confinement.filter_fd() >= 0 && fd_filter < 0) ||
-        (confinement.pass_fd() >= 0 && fd_pass < 0) ||
-        (relay.fds[0] >= 0 && (fd_relay_read < 0 || fd_relay < 0))) {
-      return StartFault(program, ErrorText(errno));
-    }
-    if (bwrap_spec) {
-      bwrap_spec->seccomp_fd = fd_pass;
-      bwrap_command[reaper::kControlFd] = std::to_string(fd_relay_read);
-      std::vector<std::string> wrapped = BwrapArgv(*bwrap_spec, bwrap_command);
-      launched = wrapped[0];
-      args.assign(wrapped.begin() + 1, wrapped.end());
-    }
-    const std::string reaper_program = ReaperProgram(options_.reaper);
-    const ResourceLimits& lim = confinement.limits();
-    std::vector<std::string> reaper_argv = {reaper_program,
-                                            std::to_string(fd_control),
-                                            std::to_string(fd_report),
-                                            std::to_string(lim.cpu_soft_s),
-                                            std::to_string(lim.cpu_hard_s),
-                                            std::to_string(lim.file_bytes),
-                                            std::to_string(lim.open_files),
-                                            std::to_string(fd_ruleset),
-                                            std::to_string(fd_filter),
-                                            std::to_string(fd_pass),
-                                            std::to_string(fd_relay_read),
-                                            std::to_string(fd_relay),
-                                            "--",
-                                            launched};
-    reaper_argv.insert(reaper_argv.end(), args.begin(), args.end());
-    std::vector<char*> reaper_args;
-    for (std::string& a : reaper_argv) reaper_args.push_back(a.data());
-    reaper_args.push_back(nullptr);
-
-    // posix_spawn: a vfork-style clone whose cost does not grow with the host's memory.
-    SpawnPlan plan;
-    posix_spawn_file_actions_adddup2(&plan.actions, fd_in, 0);
-    posix_spawn_file_actions_adddup2(&plan.actions, fd_out, 1);
-    posix_spawn_file_actions_adddup2(&plan.actions, fd_err, 2);
-    // dup2 of an fd onto itself clears its close-on-exec flag in the child only.
-    for (int fd :
-         {fd_control, fd_report, fd_ruleset, fd_filter, fd_pass, fd_relay_read, fd_relay}) {
-      if (fd >= 0) posix_spawn_file_actions_adddup2(&plan.actions, fd, fd);
-    }
-    if (!request.workspace.empty()) {
-      posix_spawn_file_actions_addchdir_np(&plan.actions, request.workspace.c_str());
-    }
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&plan.attr, &all);
-    posix_spawnattr_setsigmask(&plan.attr, &none);
-    posix_spawnattr_setpgroup(&plan.attr, 0);
-    posix_spawnattr_setflags(
-        &plan.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    pid_t reaper_pid = 0;
-    const int spawn_error =
-        ::posix_spawn(&reaper_pid, reaper_program.c_str(), &plan.actions, &plan.attr,
-                      reaper_args.data(), const_cast<char* const*>(envp.data()));
     // Ends the checker's tree on every path out.
     TreeEnd tree;
-    tree.control = control.Release(1);
     run.tree = &tree;
-    control.Close(0);
-    report.Close(1);
-    relay.CloseBoth();  // the reaper alone holds its write end: its exit is the inner EOF
-    raised.Close();
-    if (spawn_error != 0) {
-      return StartFault(program,
-                        "the checker reaper " + reaper_program + ": " + ErrorText(spawn_error));
+    pid_t child = 0;  // the reaper, or under bubblewrap bubblewrap
+    if (bwrap_spec) {
+      // The host starts bubblewrap itself (issue 8: the outer reaper's exec was 2.0-2.3 ms of
+      // every check). R', the namespace's init, is the checker's reaper; the control pipe is
+      // its own; bubblewrap's --die-with-parent and R''s EOF end the sandbox with the host.
+      std::vector<std::string> wrapped = BwrapArgv(*bwrap_spec, bwrap_command);
+      std::vector<char*> wrapped_args;
+      for (std::string& a : wrapped) wrapped_args.push_back(a.data());
+      wrapped_args.push_back(nullptr);
+      BwrapStart start;
+      RaisedFds raised;  // the sources at 5 or above: no dup2 onto 0-4 overwrites another's
+      const std::array<int, 5> sources = {in.fds[0], out.fds[1], err.fds[1], control.fds[0],
+                                          confinement.pass_fd()};
+      for (size_t i = 0; i < sources.size(); ++i) {
+        start.fds[i] = raised.Above(sources[i], static_cast<int>(sources.size()));
+        if (start.fds[i] < 0) return StartFault(program, ErrorText(errno));
+      }
+      start.cwd = request.workspace.empty() ? nullptr : request.workspace.c_str();
+      start.limits = confinement.limits();
+      start.path = wrapped[0].c_str();
+      start.argv = wrapped_args.data();
+      start.envp = const_cast<char* const*>(envp.data());
+      int spawn_error = 0;
+      child = SpawnBwrap(start, &spawn_error);
+      tree.control = control.Release(1);
+      control.Close(0);
+      raised.Close();
+      if (child < 0) return StartFault(program, ErrorText(spawn_error));
+      tree.reaper = child;
+      tree.Register();
+      run.pgid = child;  // bubblewrap's own session and group
+    } else {
+      // The reaper's argv (checker/reaper.h), its fds by number.
+      RaisedFds raised;
+      const int fd_in = raised.Above2(in.fds[0]), fd_out = raised.Above2(out.fds[1]),
+                fd_err = raised.Above2(err.fds[1]), fd_control = raised.Above2(control.fds[0]),
+                fd_report = raised.Above2(report.fds[1]),
+                fd_ruleset = raised.Above2(confinement.ruleset_fd()),
+                fd_filter = raised.Above2(confinement.filter_fd());
+      for (int fd : {fd_in, fd_out, fd_err, fd_control, fd_report}) {
+        if (fd < 0) return StartFault(program, ErrorText(errno));
+      }
+      if ((confinement.ruleset_fd() >= 0 && fd_ruleset < 0) ||
+          (confinement.filter_fd() >= 0 && fd_filter < 0)) {
+        return StartFault(program, ErrorText(errno));
+      }
+      const std::string reaper_program = ReaperProgram(options_.reaper);
+      const ResourceLimits& lim = confinement.limits();
+      std::vector<std::string> reaper_argv = {reaper_program,
+                                              std::to_string(fd_control),
+                                              std::to_string(fd_report),
+                                              std::to_string(lim.cpu_soft_s),
+                                              std::to_string(lim.cpu_hard_s),
+                                              std::to_string(lim.file_bytes),
+                                              std::to_string(lim.open_files),
+                                              std::to_string(fd_ruleset),
+                                              std::to_string(fd_filter),
+                                              "-1",
+                                              "-1",
+                                              "-1",
+                                              "--",
+                                              launched};
+      reaper_argv.insert(reaper_argv.end(), args.begin(), args.end());
+      std::vector<char*> reaper_args;
+      for (std::string& a : reaper_argv) reaper_args.push_back(a.data());
+      reaper_args.push_back(nullptr);
+
+      // posix_spawn: a vfork-style clone whose cost does not grow with the host's memory.
+      SpawnPlan plan;
+      posix_spawn_file_actions_adddup2(&plan.actions, fd_in, 0);
+      posix_spawn_file_actions_adddup2(&plan.actions, fd_out, 1);
+      posix_spawn_file_actions_adddup2(&plan.actions, fd_err, 2);
+      // dup2 of an fd onto itself clears its close-on-exec flag in the child only.
+      for (int fd : {fd_control, fd_report, fd_ruleset, fd_filter}) {
+        if (fd >= 0) posix_spawn_file_actions_adddup2(&plan.actions, fd, fd);
+      }
+      if (!request.workspace.empty()) {
+        posix_spawn_file_actions_addchdir_np(&plan.actions, request.workspace.c_str());
+      }
+      sigset_t all, none;
+      sigfillset(&all);
+      sigemptyset(&none);
+      posix_spawnattr_setsigdefault(&plan.attr, &all);
+      posix_spawnattr_setsigmask(&plan.attr, &none);
+      posix_spawnattr_setpgroup(&plan.attr, 0);
+      posix_spawnattr_setflags(
+          &plan.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+      const int spawn_error =
+          ::posix_spawn(&child, reaper_program.c_str(), &plan.actions, &plan.attr,
+                        reaper_args.data(), const_cast<char* const*>(envp.data()));
+      tree.control = control.Release(1);
+      control.Close(0);
+      report.Close(1);
+      raised.Close();
+      if (spawn_error != 0) {
+        return StartFault(program,
+                          "the checker reaper " + reaper_program + ": " + ErrorText(spawn_error));
+      }
+      tree.reaper = child;
+      tree.Register();
+      // The checker reports its pid (its process group) as soon as it is forked; the pipe's EOF
+      // follows its exec.
+      const StartReport started = ReadStartReport(report.fds[0]);
+      if (started.error != 0) return StartFault(program, ErrorText(started.error));
+      if (started.checker <= 0) {
+        return StartFault(program, "the checker reaper " + reaper_program +
+                                       " ended before it started the checker");
+      }
+      run.pgid = started.checker;
     }
-    tree.reaper = reaper_pid;
-    tree.Register();
-    // The checker reports its pid (its process group) as soon as it is forked; the pipe's EOF
-    // follows its exec.
-    const StartReport started = ReadStartReport(report.fds[0]);
-    if (started.error != 0) return StartFault(program, ErrorText(started.error));
-    if (started.checker <= 0) {
-      return StartFault(
-          program, "the checker reaper " + reaper_program + " ended before it started the checker");
-    }
-    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, reaper_pid, 0));
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
     if (pidfd < 0) return StartFault(program, "pidfd_open: " + ErrorText(errno));
     run.reaper_exit.assign(pidfd);
-    run.pgid = started.checker;
     last_pgid_.store(run.pgid);
     // Only the child keeps its ends: EOF on stdout/stderr then means the tree closed them.
     in.Close(0);

@@ -105,15 +105,15 @@ class CheckWaiter {
 ///
 /// Every check is started through its own reaper (checker/reaper.h): the host posix_spawns the
 /// small `devflow-gate-reaper` program (no fork of the host, so the cost does not grow with the
-/// host's memory), which becomes a child subreaper and forks the checker. The checker runs in
-/// its own session and process group (setsid: no controlling terminal) with default signal
-/// dispositions and an empty signal mask, no
-/// inherited fd above 2, PR_SET_PDEATHSIG(SIGKILL) tied to the reaper, cwd = the workspace,
-/// and a minimal environment: PATH (host's), HOME = TMPDIR = a fresh scratch dir (removed after
-/// the check), LANG (host's, else C.UTF-8), each provider `env` name set in the host, and
-/// DEVFLOW_GATE_CARD / DEVFLOW_GATE_EDGE / DEVFLOW_GATE_ROOT / DEVFLOW_GATE_INPUTS. When the
-/// check ends (or the host does) the reaper kills the checker's whole tree, setsid and
-/// double-forked escapers included, and the host sees it exit only after that.
+/// host's memory), which becomes a child subreaper and forks the checker; under bubblewrap the
+/// host starts bubblewrap itself and the reaper runs inside it as the PID namespace's init. The
+/// checker runs in its own session and process group (setsid: no controlling terminal) with default
+/// signal dispositions and an empty signal mask, no inherited fd above 2, PR_SET_PDEATHSIG(SIGKILL)
+/// tied to the reaper, cwd = the workspace, and a minimal environment: PATH (host's), HOME = TMPDIR
+/// = a fresh scratch dir (removed after the check), LANG (host's, else C.UTF-8), each provider
+/// `env` name set in the host, and DEVFLOW_GATE_CARD / DEVFLOW_GATE_EDGE / DEVFLOW_GATE_ROOT /
+/// DEVFLOW_GATE_INPUTS. When the check ends (or the host does) the reaper kills the checker's whole
+/// tree, setsid and double-forked escapers included, and the host sees it exit only after that.
 ///
 /// `timeout_ms` covers the whole check: on overrun the group gets SIGTERM, then SIGKILL after
 /// `term_grace_ms`. After the direct child is reaped the rest of its group is SIGKILLed and
@@ -121,14 +121,14 @@ class CheckWaiter {
 ///
 /// Confinement (checker/sandbox.h): the level from ProbeSandbox(options.bwrap) is applied to
 /// every check and named in CheckReply::sandbox. Under "bwrap" the command runs in bubblewrap
-/// (own PID namespace: everything the checker started dies with it, setsid or not), below a
-/// second reaper inside the sandbox: the deadline's SIGTERM goes to the checker's group from
-/// that reaper (relayed by the outer one; no process table is read), the SIGKILL to
-/// bubblewrap, and an exit code 128+N from bubblewrap is reported as signal N (bubblewrap
-/// turns a signal death into that code). Under "landlock-abi<N>+seccomp" the confinement is
-/// applied in the checker before exec, by its reaper. Resource limits apply at every level,
-/// `sandbox: off` included. The program is checked before the start (exists, executable) at every
-/// level.
+/// (own PID namespace: everything the checker started dies with it, setsid or not), started by
+/// the host itself, below the reaper as the namespace's init: the deadline's SIGTERM goes to
+/// the checker's group from that reaper (on the host's control pipe; no process table is read),
+/// the end of the check kills the tree from there too, and an exit code 128+N from bubblewrap
+/// is reported as signal N (bubblewrap turns a signal death into that code). Under
+/// "landlock-abi<N>+seccomp" the confinement is applied in the checker before exec, by its reaper.
+/// Resource limits apply at every level, `sandbox: off` included. The program is checked before the
+/// start (exists, executable) at every level.
 ///
 /// Everything the checker wrote — the reply, the stderr tail, hence the faults below and the
 /// evidence — is returned with each value passed under the provider's `env` redacted

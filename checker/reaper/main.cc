@@ -135,9 +135,7 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
   ::_exit(WEXITSTATUS(status));
 }
 
-// `relay` >= 0: the control pipe of the reaper inside bubblewrap (checker/reaper.h), which
-// signals the checker's group there; kTerminate is handed on to it.
-[[noreturn]] void Watch(pid_t self, pid_t checker, int control, int relay) {
+[[noreturn]] void Watch(pid_t self, pid_t checker, int control) {
   int status = SIGKILL;  // "killed by SIGKILL" unless C says otherwise
   bool reaped = false;
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, checker, 0));
@@ -150,13 +148,7 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
       ssize_t got = ::read(control, &request, 1);
       if (got < 0 && errno == EINTR) continue;
       if (got == 1 && request == kTerminate) {
-        if (relay >= 0) {
-          // EPIPE when that reaper is gone already (SIGPIPE is ignored): nothing to signal.
-          while (::write(relay, &kTerminate, 1) < 0 && errno == EINTR) {
-          }
-        } else {
-          ::kill(-checker, SIGTERM);  // C is not reaped yet: its group's number is still its own
-        }
+        ::kill(-checker, SIGTERM);  // C is not reaped yet: its group's number is still its own
         continue;
       }
       break;  // kKill, EOF (the host is gone) or an error: the tree goes now
@@ -175,8 +167,8 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
 }
 
 // C, between fork and exec. Never returns.
-[[noreturn]] void StartChecker(pid_t reaper, int report, int pass, int pass2,
-                               const ConfinementPlan& plan, char* const* argv) {
+[[noreturn]] void StartChecker(pid_t reaper, int report, const ConfinementPlan& plan,
+                               char* const* argv) {
   // A new session: no controlling terminal, so the checker cannot reach the operator's through
   // /dev/tty (TIOCSTI typed commands into the operator's shell at the Landlock level, issue 7
   // F1). setsid() also makes it a group leader, pgid == pid, so kill(-pgid, sig) reaches the
@@ -195,11 +187,8 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
   if (err == 0 && ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) err = errno;
   if (err == 0 && ::getppid() != reaper) err = ESRCH;
   if (err == 0) err = ApplyConfinement(plan);
-  // Only 0/1/2 (and the fd handed on to bubblewrap) reach the checker; the report pipe closes
-  // with the exec.
+  // Only 0/1/2 reach the checker; the report pipe closes with the exec.
   if (err == 0 && ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) err = errno;
-  if (err == 0 && pass >= 0 && ::fcntl(pass, F_SETFD, 0) != 0) err = errno;
-  if (err == 0 && pass2 >= 0 && ::fcntl(pass2, F_SETFD, 0) != 0) err = errno;
   if (err == 0) {
     ::execve(argv[0], argv, environ);
     err = errno;
@@ -221,8 +210,6 @@ sock_filter filter_words[BPF_MAXINSNS];
 struct CheckerStart {
   pid_t reaper;
   int report;
-  int pass;
-  int pass2;
   const ConfinementPlan* plan;
   char* const* argv;
 };
@@ -230,7 +217,7 @@ alignas(64) char checker_stack[64 * 1024];
 
 int CheckerMain(void* arg) {
   const CheckerStart* start = static_cast<const CheckerStart*>(arg);
-  StartChecker(start->reaper, start->report, start->pass, start->pass2, *start->plan, start->argv);
+  StartChecker(start->reaper, start->report, *start->plan, start->argv);
 }
 
 [[noreturn]] void Main(int argc, char** argv) {
@@ -246,7 +233,8 @@ int CheckerMain(void* arg) {
       !ParseInt(argv[kFileBytes], &file_bytes) || !ParseInt(argv[kOpenFiles], &open_files) ||
       !ParseInt(argv[kRulesetFd], &ruleset) || !ParseInt(argv[kFilterFd], &filter) ||
       !ParseInt(argv[kPassFd], &pass) || !ParseInt(argv[kRelayReadFd], &relay_read) ||
-      !ParseInt(argv[kRelayFd], &relay) || control < 0 || report < -1) {
+      !ParseInt(argv[kRelayFd], &relay) || control < 0 || report < -1 || pass != -1 ||
+      relay_read != -1 || relay != -1) {
     static const char usage[] =
         "devflow-gate-reaper: internal helper of devflow-gate (checker/reaper.h); not for use by "
         "hand\n";
@@ -259,9 +247,8 @@ int CheckerMain(void* arg) {
   // was an env(1) exec between bubblewrap and R', 1.2-1.8 ms a check; issue 8.)
   if (report_fd < 0) ::unsetenv("PWD");
   const int control_fd = static_cast<int>(control);
-  const int relay_fd = static_cast<int>(relay);
   // Every fd the host handed over by number is close-on-exec from here on.
-  for (long fd : {control, report, ruleset, filter, pass, relay_read, relay}) {
+  for (long fd : {control, report, ruleset, filter}) {
     if (fd >= 0) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
   }
 
@@ -285,8 +272,7 @@ int CheckerMain(void* arg) {
   }
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Fail(report_fd, errno);
   const pid_t self = ::getpid();
-  CheckerStart start{self,  report_fd,         static_cast<int>(pass), static_cast<int>(relay_read),
-                     &plan, argv + kExecutable};
+  CheckerStart start{self, report_fd, &plan, argv + kExecutable};
   // Without CLONE_THREAD/CLONE_SIGHAND the checker has its own signal handlers, rlimits,
   // credentials (Landlock, capabilities, no_new_privs) and seccomp filter; only memory is shared
   // until its exec.
@@ -294,26 +280,15 @@ int CheckerMain(void* arg) {
                                 CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
   if (checker < 0) Fail(report_fd, errno);
 
-  // R keeps no fd but the control pipe (and the relay's write end): EOF on the check's pipes
-  // then means the tree closed them, and the report pipe's EOF means the checker exec'd (or
-  // failed and said so).
+  // R keeps no fd but the control pipe: EOF on the check's pipes then means the tree closed
+  // them, and the report pipe's EOF means the checker exec'd (or failed and said so).
   int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   for (int fd = 0; fd <= 2; ++fd) {
     if (null_fd >= 0) ::dup2(null_fd, fd);
   }
-  int kept[2] = {control_fd, relay_fd >= 0 ? relay_fd : control_fd};
-  if (kept[1] < kept[0]) {
-    const int low = kept[1];
-    kept[1] = kept[0];
-    kept[0] = low;
-  }
-  unsigned from = 3;
-  for (int fd : kept) {
-    if (static_cast<unsigned>(fd) > from) ::close_range(from, static_cast<unsigned>(fd - 1), 0);
-    if (static_cast<unsigned>(fd) + 1 > from) from = static_cast<unsigned>(fd) + 1;
-  }
-  ::close_range(from, ~0U, 0);
-  Watch(self, checker, control_fd, relay_fd);
+  if (control_fd > 3) ::close_range(3, static_cast<unsigned>(control_fd - 1), 0);
+  ::close_range(static_cast<unsigned>(control_fd) + 1, ~0U, 0);
+  Watch(self, checker, control_fd);
 }
 
 }  // namespace

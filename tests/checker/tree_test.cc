@@ -149,3 +149,43 @@ TEST_CASE("sandbox: off reaps the checker's tree too") {
 }
 
 }  // namespace devflow
+
+namespace devflow {
+
+// Under bubblewrap the host starts bubblewrap itself (issue 8), so the one process that kills
+// the checker's tree is R', the reaper inside the sandbox, and nothing outside the sandbox would
+// end the tree if the checker stopped or killed R'. R' is the PID namespace's init
+// (`--as-pid-1`), to which the kernel drops a SIGKILL or SIGSTOP sent from inside: right after
+// both signals R' is neither dead, stopped nor holding a pending signal. As pid 2 below
+// bubblewrap's own init (the cut without --as-pid-1) R' took the SIGKILL at once and the checker
+// died with it (no reply), or it stopped and no kill of the host's reached the tree again.
+TEST_CASE("under bubblewrap a checker can neither kill nor stop the reaper that ends its tree") {
+  test::TempDir ws;
+  ProviderConfig p;
+  p.name = "parricide";
+  p.command = {"/bin/sh", "-c",
+               "cat >/dev/null; kill -KILL $PPID; kill -STOP $PPID; echo \"ppid $PPID\"; "
+               "grep -E '^(State|SigPnd|ShdPnd):' /proc/$PPID/status"};
+  SubprocessOptions options;
+  options.bwrap = test::TestBwrap();
+  SubprocessChecker checker({p}, "", options);
+  if (checker.SandboxLevel(p) != "bwrap") return;  // R' exists only there
+  CheckRequest r;
+  r.provider = "parricide";
+  r.prompt = "x";
+  r.timeout_ms = 20000;
+  r.card_id = test::UniqueCard();
+  r.edge = "designing->ready";
+  r.root = ws.path() + "/.devflow";
+  r.workspace = ws.path();
+  auto reply = checker.Dispatch(r);
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  INFO("reply: " << reply->text);
+  CHECK(reply->text.rfind("ppid 1\n", 0) == 0);
+  CHECK(reply->text.find("State:\tS") != std::string::npos);
+  CHECK(reply->text.find("SigPnd:\t0000000000000000") != std::string::npos);
+  CHECK(reply->text.find("ShdPnd:\t0000000000000000") != std::string::npos);
+  CHECK(test::SurvivorsOfCard(r.card_id).empty());
+}
+
+}  // namespace devflow
