@@ -20,14 +20,18 @@
 #   dispatch_bwrap      the same under bubblewrap
 # Each figure is the best of SPAWN_REPS repetitions (5; each the mean over >= 0.5 s) of wall time
 # and of CPU time (the host and every descendant it reaped): on a machine shared with builds the
-# best repetition is the one the load disturbed least.
+# best repetition is the one the load disturbed least. Beside them, the fastest single spawn of
+# every repetition (counter min_ms): a repetition's mean counts every preemption in it, the
+# fastest of its hundreds of spawns the fewest. Shown, and judged only for the 1 ms row: at load
+# 7 on 2 cores the floor's own fastest spawn still moved 2.2-3.5 ms between sizes.
 #
 # Targets (side by side, so the machine's load cancels out): the confined spawn and each dispatch
 # level keep their ratio to the floor as the host grows (ratio at 1 GiB <= 1.25x the ratio at
-# 8 MiB; fork_exec, for contrast, goes from ~1.5x to >10x), and at 1 GiB the Landlock level's
-# confinement between clone and exec (reaper_landlock - reaper_plain) costs <= 1 ms of wall time
-# (issue 11 item 5). reaper_landlock - floor is printed beside it, not judged: it holds the
-# reaper's own exec, which the per-check subreaper needs and which does not grow with the host.
+# 8 MiB, by wall and by CPU time; fork_exec, for contrast, goes from ~1.5x to >10x), and at 1 GiB
+# the Landlock level's confinement between clone and exec (reaper_landlock - reaper_plain) costs
+# <= 1 ms (issue 11 item 5), judged by wall time, CPU time and the fastest spawn.
+# reaper_landlock - floor is printed beside it, not judged: it holds the reaper's own exec, which
+# the per-check subreaper needs and which does not grow with the host.
 # The table is always printed; a missed target fails the script only with BENCH_STRICT=1.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,8 +66,9 @@ for b in json.load(open(sys.argv[1]))["benchmarks"]:
     if b.get("run_type") != "iteration":
         continue
     wall, cpu = b["real_time"], b.get("cpu_ms", 0.0)  # ms (Unit kMillisecond)
-    best = rows.get((name, size), (float("inf"), float("inf")))
-    rows[(name, size)] = (min(best[0], wall), min(best[1], cpu))
+    fastest = b.get("min_ms", float("inf"))  # the fastest single iteration of the repetition
+    best = rows.get((name, size), (float("inf"), float("inf"), float("inf")))
+    rows[(name, size)] = (min(best[0], wall), min(best[1], cpu), min(best[2], fastest))
 variants = ["floor_posix_spawn", "fork_exec", "reaper_plain", "reaper_landlock", "dispatch_off", "dispatch_landlock", "dispatch_bwrap"]
 sizes = [8, 170, 1024]
 print("\nbest repetition, wall ms / cpu ms (ratio of wall to the floor at the same size)")
@@ -75,12 +80,27 @@ for v in variants:
         continue
     line = "%-18s" % v
     for s in sizes:
-        wall, cpu = rows[(v, s)]
+        wall, cpu, _ = rows[(v, s)]
         line += "%28s" % ("%.2f / %.2f (%.2fx)" % (wall, cpu, wall / rows[("floor_posix_spawn", s)][0]))
     grow_wall = rows[(v, 1024)][0] - rows[(v, 8)][0]
     grow_cpu = rows[(v, 1024)][1] - rows[(v, 8)][1]
     line += "%22s" % ("%+.2f / %+.2f" % (grow_wall, grow_cpu))
     print(line)
+# The fastest spawns: only from a spawn_bench that reports them (min_ms, 2026-12-05).
+fastest = all(r[2] != float("inf") for (v, _), r in rows.items() if v in variants)
+if fastest:
+    print("\nfastest single spawn over every repetition, ms (ratio to the floor's fastest at that "
+          "size)")
+    print("%-18s" % "variant" + "".join("%16s" % ("%d MiB" % s) for s in sizes)
+          + "%16s" % "1 GiB - 8 MiB")
+    for v in variants:
+        if v in skipped:
+            continue
+        line = "%-18s" % v
+        for s in sizes:
+            line += "%16s" % ("%.2f (%.2fx)" % (rows[(v, s)][2],
+                                                rows[(v, s)][2] / rows[("floor_posix_spawn", s)][2]))
+        print(line + "%16s" % ("%+.2f" % (rows[(v, 1024)][2] - rows[(v, 8)][2])))
 print("\ntargets:")
 def target(label, value, ok):
     global missed
@@ -97,7 +117,7 @@ print("  ---- fork_exec (contrast): ratio to the floor grows %.2fx from 8 MiB to
 for v in ["reaper_plain", "reaper_landlock", "dispatch_off", "dispatch_landlock", "dispatch_bwrap"]:
     if v in skipped:
         continue
-    for i, kind in enumerate(["wall", "cpu"]):
+    for i, kind in enumerate(["wall", "cpu"]):  # the fastest spawns are shown above, not judged
         growth = ratio(v, 1024, i) / ratio(v, 8, i)
         target_x("%s/floor at 1 GiB <= 1.25x the same at 8 MiB (%s)" % (v, kind), growth,
                  growth <= 1.25)
@@ -110,6 +130,18 @@ if "reaper_landlock" not in skipped:
     if "reaper_plain" not in skipped:
         confine = rows[("reaper_landlock", 1024)][0] - rows[("reaper_plain", 1024)][0]
         target("reaper_landlock - reaper_plain at 1 GiB <= 1 ms (wall)", confine, confine <= 1.0)
+        # The same by CPU time (the host and both children): the confinement is work in the
+        # reaper's child (rlimits, no_new_privs, the capability drop, landlock_restrict_self,
+        # the seccomp filter), which a loaded machine delays (wall) far more than it inflates.
+        confine_cpu = rows[("reaper_landlock", 1024)][1] - rows[("reaper_plain", 1024)][1]
+        target("reaper_landlock - reaper_plain at 1 GiB <= 1 ms (cpu)", confine_cpu,
+               confine_cpu <= 1.0)
+        # And by the fastest single spawn of each (bench/spawn_bench.cc, Fastest): the one
+        # spawn of hundreds that the load disturbed least, a figure a busy machine still gives.
+        if fastest:
+            confine_min = rows[("reaper_landlock", 1024)][2] - rows[("reaper_plain", 1024)][2]
+            target("reaper_landlock - reaper_plain at 1 GiB <= 1 ms (fastest)", confine_min,
+                   confine_min <= 1.0)
 elif "not usable here" not in skipped["reaper_landlock"]:
     # A row that failed is a missed target, not a quiet skip: the reaper's argv fell out of step
     # with checker/reaper.h once and the 1 ms row went unmeasured for three days.

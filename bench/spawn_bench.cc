@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -75,6 +77,40 @@ class CpuMeter {
   double start_;
 };
 
+// The fastest single iteration of a benchmark's loop, in ms (counter `min_ms`): each iteration
+// holds one `Lap`. On a machine shared with builds, a repetition's mean counts every preemption
+// of every spawn in it, the fastest of its hundreds of spawns the one the load disturbed least;
+// bench/spawn.sh judges the targets on it beside the means.
+class Fastest {
+ public:
+  explicit Fastest(benchmark::State& state) : state_(state) {}
+  Fastest(const Fastest&) = delete;
+  Fastest& operator=(const Fastest&) = delete;
+  ~Fastest() {
+    if (best_ms_ > 0) state_.counters["min_ms"] = best_ms_;
+  }
+
+  class Lap {
+   public:
+    explicit Lap(Fastest& fastest) : fastest_(fastest), start_(Clock::now()) {}
+    Lap(const Lap&) = delete;
+    Lap& operator=(const Lap&) = delete;
+    ~Lap() {
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+      fastest_.best_ms_ = fastest_.best_ms_ > 0 ? std::min(fastest_.best_ms_, ms) : ms;
+    }
+
+   private:
+    Fastest& fastest_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  benchmark::State& state_;
+  double best_ms_ = 0;
+};
+
 // Bare posix_spawn of the checker, stdin and stdout on /dev/null, then waitpid.
 void Floor(benchmark::State& state) {
   HoldMemory(static_cast<size_t>(state.range(0)));
@@ -85,7 +121,9 @@ void Floor(benchmark::State& state) {
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   CpuMeter cpu(state);
+  Fastest fastest(state);
   for (auto _ : state) {
+    Fastest::Lap lap(fastest);
     pid_t pid = 0;
     if (::posix_spawn(&pid, path, &actions, nullptr, argv, environ) != 0) {
       state.SkipWithError("posix_spawn failed");
@@ -103,7 +141,9 @@ void ForkExec(benchmark::State& state) {
   HoldMemory(static_cast<size_t>(state.range(0)));
   const char* path = CheckerPath();
   CpuMeter cpu(state);
+  Fastest fastest(state);
   for (auto _ : state) {
+    Fastest::Lap lap(fastest);
     pid_t pid = ::fork();
     if (pid == 0) {
       int null_fd = ::open("/dev/null", O_RDWR);
@@ -182,7 +222,9 @@ void ReaperAt(benchmark::State& state, bool confined) {
     posix_spawn_file_actions_adddup2(&actions, fd, fd);
   }
   CpuMeter cpu(state);
+  Fastest fastest(state);
   for (auto _ : state) {
+    Fastest::Lap lap(fastest);
     pid_t pid = 0;
     if (::posix_spawn(&pid, reaper_program.c_str(), &actions, nullptr, args.data(), environ) != 0) {
       state.SkipWithError("posix_spawn of the reaper failed");
@@ -259,7 +301,9 @@ void DispatchAt(benchmark::State& state, const std::string& level) {
   r.edge = "designing->ready";
   r.root = "/tmp/.devflow";
   CpuMeter cpu(state);
+  Fastest fastest(state);
   for (auto _ : state) {
+    Fastest::Lap lap(fastest);
     Result<CheckReply> reply = checker.Dispatch(r);
     if (!reply.ok()) {
       state.SkipWithError(reply.status().message().c_str());

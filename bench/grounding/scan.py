@@ -11,7 +11,9 @@ interleaved round by round so the machine's load falls on all alike:
 and prints the medians, ground's throughput (evidence bytes / median wall time), the ratios
 ground : wc -w and ground : memchr, and each command's peak RSS (/usr/bin/time -v) against the
 evidence size. Targets (issue 11 item 4): ≥ 1 GB/s, wc -w / ground ≥ 5, peak RSS ≤ 1.2× the
-evidence. The exit status is non-zero for a missed target only with BENCH_STRICT=1.
+evidence; the first two are judged by wall time and again by CPU time (user + system, what a
+loaded machine inflates far less). The exit status is non-zero for a missed target only with
+BENCH_STRICT=1.
 
 With --baseline PATH (another devflow-gate, e.g. a build of main) that binary's `ground` is timed
 in the same rounds, and ground : baseline is printed. When the Google Benchmark target
@@ -179,6 +181,13 @@ def main():
         scans = scan_bench(args, ev, size, size / med["wc -w"] / 1e9)
         targets = [("ground >= 1 GB/s", gbps >= 1.0, "%.2f GB/s" % gbps),
                    ("wc -w / ground >= 5", vs_wc >= 5.0, "%.2f×" % vs_wc)]
+        # The same two by CPU time (user + system, medians of the same rounds): on a machine
+        # shared with builds a 40 ms process waits for a core about as long as it runs, which
+        # the wall rows above count and these do not. Both are judged.
+        cpu_gbps = size / max(cpu["ground"], 1e-6) / 1e9
+        cpu_vs_wc = cpu["wc -w"] / max(cpu["ground"], 1e-6)
+        targets += [("ground >= 1 GB/s (cpu)", cpu_gbps >= 1.0, "%.2f GB/s" % cpu_gbps),
+                    ("wc -w / ground >= 5 (cpu)", cpu_vs_wc >= 5.0, "%.2f×" % cpu_vs_wc)]
         if scans and "ScanSkipping" in scans:  # the evidence scan alone, same file, same run
             scan = scans["ScanSkipping"]
             targets.append(("scan alone >= 1 GB/s", scan >= 1.0, "%.2f GB/s" % scan))
