@@ -94,6 +94,21 @@ function startServer(cwd: string, root: string, socket: string): Promise<ChildPr
   })
 }
 
+// A TCP listener on a free loopback port with --token-file; resolves with its base url.
+function startTcpServer(cwd: string, root: string, tokenFile: string): Promise<{ child: ChildProcess, url: string }> {
+  const child = spawn(binary, ['--root', root, 'serve', '--listen', '127.0.0.1:0', '--token-file', tokenFile], { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
+  return new Promise((resolveReady, reject) => {
+    let log = ''
+    let port = ''
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString()
+      port ||= /"msg":"listening".*"port":(\d+)/.exec(log)?.[1] ?? ''
+      if (port && log.includes('"msg":"ready"')) resolveReady({ child, url: `http://127.0.0.1:${port}` })
+    })
+    child.on('exit', (code) => reject(new Error(`devflow-gate serve exited ${code}: ${log}`)))
+  })
+}
+
 function rawRequest(socket: string, method: string, path: string, body?: string): Promise<{ status: number, body: any }> {
   return new Promise((res, rej) => {
     const req = request({ socketPath: socket, method, path, headers: body ? { 'Content-Type': 'application/json' } : {} }, (r) => {
@@ -341,11 +356,51 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     assert.equal(d.calls[0].to, 'blocked')
   })
 
-  test('the config needs exactly one of socket or url, and a positive timeoutMs', async () => {
+  // trial20 3d: a config refused at load left the plugin unloaded and the waterfall ungated
+  // (the next move was allowed). Now the plugin loads closed: every attempt is vetoed naming the
+  // problem, downstream is not asked, nothing is parked, and an error is logged.
+  test('an unusable config loads a closed gate: every attempt vetoed naming the problem, nothing parked', async () => {
+    const empty = join(ws.dir, 'empty.token')
+    writeFileSync(empty, ' \r\n')
+    const unusable: [Partial<gate.Config>, RegExp][] = [
+      [{}, /set exactly one of "socket" or "url"/],
+      [{ socket, url: 'http://127.0.0.1:1' }, /set exactly one of "socket" or "url"/],
+      [{ url: 'https://127.0.0.1:1' }, /uses "https:"/],
+      [{ socket, tokenFile: join(ws.dir, 'no-such.token') }, /cannot read tokenFile .*no-such\.token: ENOENT/],
+      [{ socket, tokenFile: empty }, /tokenFile .*empty\.token is empty/],
+      [{ socket, timeoutMs: 0 }, /timeoutMs 0 is not a whole number of ms from 1 to 2147483647/],
+      [{ socket, timeoutMs: -1 }, /timeoutMs -1 is not/],
+      [{ socket, timeoutMs: 1.5 }, /timeoutMs 1\.5 is not/],
+      // trial20 3b: node fired such a timer at once, and every attempt was vetoed and parked.
+      [{ socket, timeoutMs: 3000000000 }, /timeoutMs 3000000000 is not a whole number of ms from 1 to 2147483647/],
+    ]
+    for (const [config, why] of unusable) {
+      const d = await deploy(config) // loads: no rejection
+      const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(decision.allowed, false, JSON.stringify(config))
+      assert.match((decision as any).reason, /^devflow-gate admission for designing->ready was not run: devflow-gate-cordis's config is unusable: /)
+      assert.match((decision as any).reason, why)
+      assert.match((decision as any).reason, /; nothing is parked: fix the plugin's config and reload it$/)
+      await settle()
+      assert.deepEqual(d.events, ['returned'], 'downstream not asked')
+      assert.equal(d.calls.length, 0, 'nothing parked')
+      const logged = d.root.logger.buffer.filter((m: any) => m.type === 'error').map((m: any) => String(m.args[0]))
+      assert.ok(logged.some((m: string) => why.test(m) && m.includes('every devflow transition is vetoed')), logged.join('\n'))
+    }
+    // The largest timeoutMs is still a usable one.
+    const d = await deploy({ socket, timeoutMs: 2147483647 })
+    assert.equal((await d.transition(attemptOf(ws.cards.allow, ws.root))).allowed, true)
+  })
+
+  // What cordis refuses before apply() runs cannot be closed by the plugin: only wrong TYPES
+  // reach that far (the schema checks nothing else), and ctx.plugin() rejects (README).
+  test('a config of the wrong types is still refused by cordis before the plugin runs', async () => {
     const root = new Context()
     await root.plugin({ name: 'fake-devflow', apply(ctx: Context) { ctx.provide('devflow', { transition: async () => ({ ok: true }) }) } })
-    await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', url: 'http://127.0.0.1:1', timeoutMs: 10 }) }, /exactly one of "socket" or "url"/)
-    await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', timeoutMs: -1 } as any) })
+    await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', timeoutMs: '10' } as any) })
+    await assert.rejects(async () => { await root.plugin(gate, { socket: 7 } as any) })
+    // Everything else passes the schema, and apply() closes the gate on it.
+    assert.deepEqual(gate.Config({ socket: 'a', url: 'https://x/y', timeoutMs: 0 }), { socket: 'a', url: 'https://x/y', timeoutMs: 0 })
   })
 
   // trial15 W1: the park is itself a transition through this waterfall; with the server down
@@ -408,9 +463,7 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     assert.equal(d.calls[0].to, 'blocked')
   })
 
-  test('a url the plugin cannot use is refused when the config is loaded, naming the problem', async () => {
-    const root = new Context()
-    await root.plugin({ name: 'fake-devflow', apply(ctx: Context) { ctx.provide('devflow', { transition: async () => ({ ok: true }) }) } })
+  test('a url the plugin cannot use closes the gate when the config is loaded, naming the problem', async () => {
     const refused: [string, RegExp][] = [
       ['https://127.0.0.1:1', /uses "https:"; devflow-gate serve speaks plain http:\/\//],
       ['unix:/tmp/x.sock', /uses "unix:".*"socket"/],
@@ -420,12 +473,49 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
       ['http://me:pw@127.0.0.1:8417', /user or password.*tokenFile/],
     ]
     for (const [url, why] of refused) {
-      await assert.rejects(async () => { await root.plugin(gate, { url, timeoutMs: 10 }) }, why, url)
-      assert.throws(() => gate.Config({ url, timeoutMs: 10 }), why, `${url} (the schema)`)
-      assert.throws(() => gate.apply(root, { url, timeoutMs: 10 }), why, `${url} (apply without the schema)`)
+      const d = await deploy({ url, timeoutMs: 10 })
+      const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(decision.allowed, false, url)
+      assert.match((decision as any).reason, why, url)
+      assert.match((decision as any).reason, /config is unusable: .*nothing is parked/, url)
+      assert.equal(d.calls.length, 0, url)
+      assert.match((gate.configProblem({ url, timeoutMs: 10 }) as any).problem, why, `${url} (configProblem)`)
     }
     for (const url of ['http://127.0.0.1:8417', 'http://127.0.0.1:8417/', 'http://localhost:1']) {
       assert.equal(gate.urlProblem(url), undefined, url)
+    }
+  })
+
+  // trial20 4d: the server takes the whole token file but its trailing CR, LF and spaces; the
+  // plugin took the whole file .trim()-ed, so a leading space, a blank first line or a trailing
+  // tab made a token the server answered 401 to, and every attempt was vetoed AND parked. Now,
+  // for each file, the plugin either sends the token the real server accepts, or closes.
+  test('a token file: the plugin sends what the real server accepts, or closes naming the file', async () => {
+    const files: [string, boolean][] = [
+      ['secret123\n', true], ['secret123', true], ['secret123\r\n', true], ['secret123  \n', true],
+      [' secret123\n', false], ['\nsecret123\n', false], ['secret123\nsecond\n', false], ['secret123\t\n', false],
+      ['s\u00e9cret\n', false],
+    ]
+    for (const [text, usable] of files) {
+      const tokenFile = join(ws.dir, 'tcp.token')
+      writeFileSync(tokenFile, text)
+      const tcp = await startTcpServer(ws.dir, ws.root, tokenFile)
+      try {
+        const d = await deploy({ url: tcp.url, tokenFile })
+        const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+        if (usable) {
+          assert.equal(decision.allowed, true, `${JSON.stringify(text)}: ${JSON.stringify(decision)}`)
+        } else {
+          assert.equal(decision.allowed, false, JSON.stringify(text))
+          assert.match((decision as any).reason, /config is unusable: tokenFile .*tcp\.token does not hold one token alone on its first line/, JSON.stringify(text))
+          await settle()
+          assert.equal(d.calls.length, 0, JSON.stringify(text))
+        }
+      } finally {
+        const exited = new Promise((r) => tcp.child.once('exit', r))
+        tcp.child.kill('SIGTERM')
+        await exited
+      }
     }
   })
 
