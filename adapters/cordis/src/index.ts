@@ -12,6 +12,8 @@
 //  - the server unreachable, slower than timeoutMs, or answering anything unexpected, or any
 //    exception on the way → veto naming the fault, and park: a missing gate never waves a move
 //    through;
+//  - the server busy (HTTP 503: its queue is full, or it is draining for a stop) → veto naming
+//    it, and NO park: the server asked for a retry, the card is not at fault (trial20 3a);
 //  - an attempt that is itself a park (to `blocked`) never queues another park: it is vetoed
 //    like any other when the server cannot decide, and that is all (trial15 W1: the park of a
 //    park of a park … ran ~700 times a second while the server was down). One attempt makes at
@@ -191,6 +193,11 @@ const PARK_CLAIM = '; the card is parked blocked until the deployment recovers'
 /** What a fail-closed veto of a park says instead: no park of the park is queued. */
 const NO_PARK = 'this attempt is itself a park, so no further park is queued and the card stays where it is'
 
+/** Why the plugin did not ask, or the server would not decide yet: veto, never park. */
+interface Refusal {
+  refused: string
+}
+
 interface ServerDecision {
   allowed: boolean
   reason?: string
@@ -206,13 +213,19 @@ function isActor(v: unknown): v is DevActor {
 }
 
 // The server's answer, or a description of what is wrong with it.
-function decode(status: number, body: string): ServerDecision | string {
+function decode(status: number, body: string, retryAfter?: string): ServerDecision | string | Refusal {
   if (status !== 200) {
     let detail = body.slice(0, 200)
     try {
       const parsed = JSON.parse(body)
       if (typeof parsed?.error === 'string') detail = parsed.error
     } catch {}
+    // The server's queue is full, or it is draining for a stop: it asks for a retry, and
+    // nothing about the card failed (trial20 3a). Closed, not parked.
+    if (status === 503) {
+      const after = retryAfter ? `, Retry-After ${retryAfter}s` : ''
+      return { refused: `the admission server is busy (HTTP 503${after}): ${detail}; nothing is parked: try the move again` }
+    }
     return `the admission server answered HTTP ${status}: ${detail}`
   }
   let d: any
@@ -247,7 +260,7 @@ function decode(status: number, body: string): ServerDecision | string {
  * POST /v1/admit; resolves with the decision or a fault text. An exception on the way (a
  * request node cannot make) rejects; the listener turns that into a fault too.
  */
-function admit(config: Config, token: string | undefined, attempt: TransitionAttempt): Promise<ServerDecision | string> {
+function admit(config: Config, token: string | undefined, attempt: TransitionAttempt): Promise<ServerDecision | string | Refusal> {
   const body = JSON.stringify({
     id: attempt.id,
     from: attempt.from,
@@ -268,7 +281,7 @@ function admit(config: Config, token: string | undefined, attempt: TransitionAtt
   const where = config.socket ? `unix:${config.socket}` : config.url!
   return new Promise((resolve) => {
     let settled = false
-    const done = (v: ServerDecision | string) => {
+    const done = (v: ServerDecision | string | Refusal) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
@@ -283,7 +296,10 @@ function admit(config: Config, token: string | undefined, attempt: TransitionAtt
     const req = httpRequest({ ...options, method: 'POST', headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => done(decode(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'))))
+      res.on('end', () => {
+        const retryAfter = res.headers['retry-after']
+        done(decode(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), retryAfter))
+      })
       res.on('error', (e) => done(`the admission server at ${where} broke off its answer: ${e.message}`))
     })
     const timer = setTimeout(() => {
@@ -338,13 +354,16 @@ export function apply(ctx: Context, config: Config) {
     // §1.5, §4.10): parking it again would park the park, without end while the server is
     // down (trial15 W1). It is vetoed when the server cannot decide, and nothing is queued.
     const isPark = attempt.to === 'blocked'
-    let answer: ServerDecision | string
+    let answer: ServerDecision | string | Refusal
     try {
       answer = await admit(config, token, attempt)
     } catch (error: any) {
       // admit() resolves every fault it knows; anything else is a fault too, never a rejection
       // out of the waterfall (trial15 R4: the store took it for an infrastructure failure).
       answer = `the admission request failed: ${error?.message ?? String(error)}`
+    }
+    if (typeof answer === 'object' && 'refused' in answer) {
+      return { allowed: false, reason: `devflow-gate admission for ${edge} was not run: ${answer.refused}` }
     }
     if (typeof answer === 'string') {
       if (isPark) {

@@ -214,7 +214,7 @@ async function answering(path: string, status: number) {
     c.once('data', () => {
       requests++
       const body = '{"error":"the queue is full"}'
-      c.end(`HTTP/1.1 ${status} Whatever\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
+      c.end(`HTTP/1.1 ${status} Whatever\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
     })
   })
   await new Promise<void>((r) => server.listen(path, r))
@@ -421,18 +421,37 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     assert.match(d.results[0].message!, /^devflow-gate admission for designing->blocked could not run: .*cannot be reached: .*; this attempt is itself a park, so no further park is queued and the card stays where it is$/)
   })
 
-  test('with the server answering 503, one attempt asks it twice: the attempt and its one park', async () => {
+  // trial20 3a: the server answers 503 with Retry-After when its queue is full or it drains
+  // for a stop; the plugin vetoed AND parked, so a burst or a restart sent cards to blocked.
+  // Busy is not a fault of the card: vetoed (closed), nothing parked, the server asked once.
+  // (Before, this test expected the park and its second request: docs/decisions.md.)
+  test('with the server answering 503, the attempt is vetoed naming it, and nothing is parked', async () => {
     const busy = await answering(join(ws.dir, 'busy.sock'), 503)
     try {
       const d = await deployRunning({ socket: join(ws.dir, 'busy.sock') })
       const decision = await d.root.waterfall('devflow/transition', attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true }))
-      assert.match((decision as any).reason, /could not run: the admission server answered HTTP 503: the queue is full; the card is parked/)
+      assert.equal(decision.allowed, false)
+      assert.equal((decision as any).reason, 'devflow-gate admission for designing->ready was not run: the admission server is busy ' +
+        '(HTTP 503, Retry-After 1s): the queue is full; nothing is parked: try the move again')
       await d.settled()
-      assert.equal(busy.requests(), 2)
-      assert.equal(d.calls.length, 1)
-      assert.match(d.results[0].message!, /designing->blocked could not run: the admission server answered HTTP 503: .*no further park is queued/)
+      assert.equal(busy.requests(), 1)
+      assert.equal(d.calls.length, 0)
     } finally {
       busy.server.close()
+    }
+  })
+
+  test('another status than 503 is still a fault: vetoed and parked', async () => {
+    const broken = await answering(join(ws.dir, 'broken.sock'), 500)
+    try {
+      const d = await deployRunning({ socket: join(ws.dir, 'broken.sock') })
+      const decision = await d.root.waterfall('devflow/transition', attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true }))
+      assert.match((decision as any).reason, /could not run: the admission server answered HTTP 500: the queue is full; the card is parked/)
+      await d.settled()
+      assert.equal(broken.requests(), 2)
+      assert.equal(d.calls.length, 1)
+    } finally {
+      broken.server.close()
     }
   })
 
