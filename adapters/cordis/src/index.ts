@@ -21,10 +21,13 @@
 //  - the plugin's own config unusable (no socket or url, a url it cannot use, a timeoutMs node
 //    cannot wait, a token file it cannot read or the server would not match) → the plugin still
 //    loads, logs an error, and vetoes every attempt naming the problem, without a park: a gate
-//    whose config is wrong closes, it never leaves the waterfall ungated (trial20 3d).
+//    whose config is wrong closes, it never leaves the waterfall ungated (trial20 3d);
+//  - a unix socket owned by a uid other than `serverUid` (default: this process's uid) → the
+//    token and the attempt are not sent, and the attempt is vetoed without a park (trial20 3c).
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { readFileSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
 
 /** An actor of the devflow journal. */
@@ -95,6 +98,8 @@ export interface Config {
   url?: string
   /** File holding the bearer token the server was started with (--token-file). */
   tokenFile?: string
+  /** The uid that must own `socket` (devflow-gate serve's uid; root's always may); default this process's uid. */
+  serverUid?: number
   /** The whole admission's budget in ms, 1 to 2147483647; also sent as X-Devflow-Deadline-Ms. */
   timeoutMs: number
 }
@@ -138,6 +143,7 @@ export const Config: Schema<Config> = Schema.object({
   socket: Schema.string().description('unix socket path of devflow-gate serve'),
   url: Schema.string().description('base URL of a devflow-gate serve TCP listener: http://HOST:PORT'),
   tokenFile: Schema.string().description('file holding the bearer token (devflow-gate serve --token-file)'),
+  serverUid: Schema.number().description('uid that must own the socket; default the uid of this process'),
   timeoutMs: Schema.number().default(610000)
     .description('admission budget in ms (1 to 2147483647), sent as the deadline: keep it above the longest checkTimeoutMs'),
 })
@@ -169,6 +175,12 @@ export function configProblem(config: Config): { problem: string } | { token?: s
   if (!Number.isInteger(t) || t < 1 || t > MAX_TIMEOUT_MS) {
     return fail(`timeoutMs ${JSON.stringify(t)} is not a whole number of ms from 1 to ${MAX_TIMEOUT_MS} ` +
       '(node cannot wait longer, and the server refuses a longer X-Devflow-Deadline-Ms)')
+  }
+  if (config.serverUid !== undefined) {
+    if (!config.socket) return fail('serverUid applies to a "socket" only: the owner of a TCP port cannot be checked')
+    if (!Number.isInteger(config.serverUid) || config.serverUid < 0) {
+      return fail(`serverUid ${JSON.stringify(config.serverUid)} is not a uid`)
+    }
   }
   if (config.tokenFile === undefined) return {}
   let text: string
@@ -260,7 +272,7 @@ function decode(status: number, body: string, retryAfter?: string): ServerDecisi
  * POST /v1/admit; resolves with the decision or a fault text. An exception on the way (a
  * request node cannot make) rejects; the listener turns that into a fault too.
  */
-function admit(config: Config, token: string | undefined, attempt: TransitionAttempt): Promise<ServerDecision | string | Refusal> {
+async function admit(config: Config, token: string | undefined, attempt: TransitionAttempt): Promise<ServerDecision | string | Refusal> {
   const body = JSON.stringify({
     id: attempt.id,
     from: attempt.from,
@@ -279,6 +291,23 @@ function admit(config: Config, token: string | undefined, attempt: TransitionAtt
   }
   if (token) headers.Authorization = `Bearer ${token}`
   const where = config.socket ? `unix:${config.socket}` : config.url!
+  if (config.socket) {
+    // Whoever binds the path while the server is down would get the token and decide every
+    // move (trial20 3c): the socket (after symlinks, as connect() follows them) must belong
+    // to the server's uid, or to root (who could answer as anyone anyway). A missing socket is
+    // left to connect(), which says so. Between this stat and the connect another socket can
+    // be renamed over the path only by a uid that may write its directory (README).
+    const expected = config.serverUid ?? process.getuid?.()
+    const owner = await stat(config.socket).then((s) => s.uid, () => undefined)
+    if (expected !== undefined && owner !== undefined && owner !== expected && owner !== 0) {
+      return {
+        refused: `the unix socket ${config.socket} belongs to uid ${owner}, not to uid ${expected} ` +
+          `(serverUid${config.serverUid === undefined ? ', by default the uid of this process' : ''}), so it may not be ` +
+          'devflow-gate serve: neither the attempt nor the token was sent; nothing is parked: stop whoever holds the ' +
+          'socket, or set serverUid to the uid devflow-gate serve runs as',
+      }
+    }
+  }
   return new Promise((resolve) => {
     let settled = false
     const done = (v: ServerDecision | string | Refusal) => {

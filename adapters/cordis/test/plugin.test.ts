@@ -6,7 +6,7 @@ import { Context } from '@deepseek-ai/cordis'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chownSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -373,6 +373,8 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
       [{ socket, timeoutMs: 1.5 }, /timeoutMs 1\.5 is not/],
       // trial20 3b: node fired such a timer at once, and every attempt was vetoed and parked.
       [{ socket, timeoutMs: 3000000000 }, /timeoutMs 3000000000 is not a whole number of ms from 1 to 2147483647/],
+      [{ url: 'http://127.0.0.1:1', serverUid: 0 }, /serverUid applies to a "socket" only/],
+      [{ socket, serverUid: -1 }, /serverUid -1 is not a uid/],
     ]
     for (const [config, why] of unusable) {
       const d = await deploy(config) // loads: no rejection
@@ -502,6 +504,41 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     }
     for (const url of ['http://127.0.0.1:8417', 'http://127.0.0.1:8417/', 'http://localhost:1']) {
       assert.equal(gate.urlProblem(url), undefined, url)
+    }
+  })
+
+  // trial20 3c: whoever holds the socket's path gets the token and decides every move. The
+  // socket must belong to serverUid (default: the plugin's own uid, as the server's default
+  // --allow-uid is its own); otherwise nothing is sent, the attempt is vetoed, nothing parked.
+  test('a socket not owned by serverUid is not asked: vetoed naming the owner, nothing sent or parked', async () => {
+    const squatPath = join(ws.dir, 'squat.sock')
+    const squat = await answering(squatPath, 200)
+    try {
+      const uid = process.getuid!()
+      // Run as root, the squatter is another uid (a root-owned socket is always accepted).
+      const owner = uid === 0 ? 65534 : uid
+      if (uid === 0) chownSync(squatPath, owner, owner)
+      const d = await deploy({ socket: squatPath, serverUid: owner + 1 })
+      const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(decision.allowed, false)
+      assert.match((decision as any).reason, new RegExp(`^devflow-gate admission for designing->ready was not run: the unix socket .*squat\\.sock belongs to uid ${owner}, not to uid ${owner + 1} \\(serverUid\\), so it may not be devflow-gate serve: neither the attempt nor the token was sent; nothing is parked`))
+      await settle()
+      assert.equal(squat.requests(), 0)
+      assert.equal(d.calls.length, 0)
+      assert.deepEqual(d.events, ['returned'])
+      // The real server's socket is owned by this process's uid: the default admits.
+      const ok = await deploy({ socket })
+      assert.equal((await ok.transition(attemptOf(ws.cards.allow, ws.root))).allowed, true)
+      if (uid === 0) {
+        // Another uid's socket, reached through a symlink (connect() follows it, so does the check).
+        symlinkSync(squatPath, join(ws.dir, 'link.sock'))
+        const other = await deploy({ socket: join(ws.dir, 'link.sock') })
+        const refused = await other.transition(attemptOf(ws.cards.allow, ws.root))
+        assert.match((refused as any).reason, /link\.sock belongs to uid 65534, not to uid 0 \(serverUid, by default the uid of this process\)/)
+        assert.equal(squat.requests(), 0)
+      }
+    } finally {
+      squat.server.close()
     }
   })
 
