@@ -6,7 +6,8 @@ import { Context } from '@deepseek-ai/cordis'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chownSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chownSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -48,6 +49,7 @@ function workspace() {
   const router = join(dir, 'router.sh')
   writeFileSync(router, `#!/bin/sh
 case "$DEVFLOW_GATE_CARD" in
+  *hold*) echo started > ${join(dir, 'started.fifo')}; cat ${join(dir, 'release.fifo')} > /dev/null; exec ${fixture('checkers/allow.sh')} ;;
   *allow*) exec ${fixture('checkers/allow.sh')} ;;
   *veto*) exec ${fixture('e2e/veto.sh')} ;;
   *) exec ${fixture('checkers/fail.sh')} ;;
@@ -73,7 +75,7 @@ plugins:
 `)
   writeFileSync(join(dir, 'design.md'), '# Design\n\nFine.\n')
   const cards: Record<string, string> = {}
-  for (const kind of ['allow', 'veto', 'fault', 'allow-then-veto']) {
+  for (const kind of ['allow', 'veto', 'fault', 'allow-then-veto', 'hold']) {
     const id = run(dir, 'card', 'create', '--title', `card ${kind}`)
     run(dir, 'move', id, 'designing')
     run(dir, 'artifact', 'add', id, 'design', 'design.md')
@@ -82,8 +84,8 @@ plugins:
   return { dir, root: join(dir, '.devflow'), cards }
 }
 
-function startServer(cwd: string, root: string, socket: string): Promise<ChildProcess> {
-  const child = spawn(binary, ['--root', root, 'serve', '--listen', `unix:${socket}`], { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
+function startServer(cwd: string, root: string, socket: string, ...args: string[]): Promise<ChildProcess> {
+  const child = spawn(binary, ['--root', root, 'serve', '--listen', `unix:${socket}`, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
   return new Promise((resolveReady, reject) => {
     let log = ''
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -440,6 +442,40 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
       assert.equal(d.calls.length, 0)
     } finally {
       busy.server.close()
+    }
+  })
+
+  test('a real server at --max-checks 1 with --max-queue 0 answers 503: vetoed, nothing parked', async () => {
+    // The hold card's checker says when it started (started.fifo) and runs until released.
+    spawnSync('mkfifo', [join(ws.dir, 'started.fifo'), join(ws.dir, 'release.fifo')])
+    const busySock = join(ws.dir, 'full.sock')
+    const full = await startServer(ws.dir, ws.root, busySock, '--max-checks', '1', '--max-queue', '0')
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      const fd = openSync(join(ws.dir, 'release.fifo'), constants.O_RDWR | constants.O_NONBLOCK)
+      writeSync(fd, 'go\n')
+      closeSync(fd)
+    }
+    try {
+      const held = rawRequest(busySock, 'POST', '/v1/admit', JSON.stringify({ ...attemptOf(ws.cards.hold, ws.root), dryRun: true }))
+      await readFile(join(ws.dir, 'started.fifo')) // resolves once the checker has started and written
+      const d = await deploy({ socket: busySock })
+      const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(decision.allowed, false)
+      assert.match((decision as any).reason, /^devflow-gate admission for designing->ready was not run: the admission server is busy \(HTTP 503, Retry-After 1s\): the server is at --max-checks 1 with --max-queue 0 attempts waiting; .*; nothing is parked: try the move again$/)
+      d.release()
+      await settle()
+      assert.deepEqual(d.events, ['returned'])
+      assert.equal(d.calls.length, 0)
+      release()
+      assert.equal((await held).status, 200)
+    } finally {
+      release() // whether or not the checker reads yet: O_RDWR opens a FIFO without waiting
+      const exited = new Promise((r) => full.once('exit', r))
+      full.kill('SIGTERM')
+      await exited
     }
   })
 
