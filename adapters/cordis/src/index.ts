@@ -235,7 +235,7 @@ function decode(status: number, body: string, retryAfter?: string): ServerDecisi
     // The server's queue is full, or it is draining for a stop: it asks for a retry, and
     // nothing about the card failed (trial20 3a). Closed, not parked.
     if (status === 503) {
-      const after = retryAfter ? `, Retry-After ${retryAfter}s` : ''
+      const after = !retryAfter ? '' : /^\d+$/.test(retryAfter) ? `, Retry-After ${retryAfter}s` : `, Retry-After ${retryAfter.slice(0, 40)}`
       return { refused: `the admission server is busy (HTTP 503${after}): ${detail}; nothing is parked: try the move again` }
     }
     return `the admission server answered HTTP ${status}: ${detail}`
