@@ -12,13 +12,22 @@
 //  - the server unreachable, slower than timeoutMs, or answering anything unexpected, or any
 //    exception on the way → veto naming the fault, and park: a missing gate never waves a move
 //    through;
+//  - the server busy (HTTP 503: its queue is full, or it is draining for a stop) → veto naming
+//    it, and NO park: the server asked for a retry, the card is not at fault (trial20 3a);
 //  - an attempt that is itself a park (to `blocked`) never queues another park: it is vetoed
 //    like any other when the server cannot decide, and that is all (trial15 W1: the park of a
 //    park of a park … ran ~700 times a second while the server was down). One attempt makes at
-//    most one park, and so at most two admission requests (docs/decisions.md).
+//    most one park, and so at most two admission requests (docs/decisions.md);
+//  - the plugin's own config unusable (no socket or url, a url it cannot use, a timeoutMs node
+//    cannot wait, a token file it cannot read or the server would not match) → the plugin still
+//    loads, logs an error, and vetoes every attempt naming the problem, without a park: a gate
+//    whose config is wrong closes, it never leaves the waterfall ungated (trial20 3d);
+//  - a unix socket owned by a uid other than `serverUid` (default: this process's uid) → the
+//    token and the attempt are not sent, and the attempt is vetoed without a park (trial20 3c).
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { readFileSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
 
 /** An actor of the devflow journal. */
@@ -89,16 +98,22 @@ export interface Config {
   url?: string
   /** File holding the bearer token the server was started with (--token-file). */
   tokenFile?: string
-  /** The whole admission's budget in ms; also sent as X-Devflow-Deadline-Ms. */
+  /** The uid that must own `socket` (devflow-gate serve's uid; root's always may); default this process's uid. */
+  serverUid?: number
+  /** The whole admission's budget in ms, 1 to 2147483647; also sent as X-Devflow-Deadline-Ms. */
   timeoutMs: number
 }
+
+/** The largest timeoutMs: node's timers and the server's X-Devflow-Deadline-Ms stop there. */
+export const MAX_TIMEOUT_MS = 2147483647
 
 /**
  * What is wrong with `url` for this plugin, or undefined when it can be used: it must parse, be
  * plain `http:` (the server speaks HTTP/1.1 without TLS; a unix socket goes in `socket`), carry
  * no user or password (the token goes in `tokenFile`), and name no path, query or fragment
  * (the server answers at `/v1/admit`; a prefix such as `http://h/gate/` would be dropped).
- * Checked when the config is loaded (trial15 R4: such urls loaded, then every attempt threw).
+ * Checked by apply() when the plugin loads (trial15 R4: such urls loaded, then every attempt
+ * threw); an unusable url closes the gate (trial20 3d).
  */
 export function urlProblem(url: string): string | undefined {
   let u: URL
@@ -121,26 +136,79 @@ export function urlProblem(url: string): string | undefined {
   return undefined
 }
 
-// (schemastery 3.18 calls a transform without its options, so the path is given here.)
-const Url = Schema.transform(Schema.string(), (url: string) => {
-  const problem = urlProblem(url)
-  if (problem) throw new Schema.ValidationError(problem, { path: ['url'] })
-  return url
-}, true)
-
+// Types only: what the schema refuses, cordis refuses before apply() runs, and the plugin never
+// loads, so the waterfall would run without it. Every other check is configProblem()'s, in
+// apply(), which closes the gate instead (trial20 3d).
 export const Config: Schema<Config> = Schema.object({
   socket: Schema.string().description('unix socket path of devflow-gate serve'),
-  url: Url.description('base URL of a devflow-gate serve TCP listener: http://HOST:PORT'),
-  tokenFile: Schema.string().description('file holding the bearer token'),
-  timeoutMs: Schema.natural().min(1).default(610000)
-    .description('admission budget in ms, sent as the deadline: keep it above the longest checkTimeoutMs'),
+  url: Schema.string().description('base URL of a devflow-gate serve TCP listener: http://HOST:PORT'),
+  tokenFile: Schema.string().description('file holding the bearer token (devflow-gate serve --token-file)'),
+  serverUid: Schema.number().description('uid that must own the socket; default the uid of this process'),
+  timeoutMs: Schema.number().default(610000)
+    .description('admission budget in ms (1 to 2147483647), sent as the deadline: keep it above the longest checkTimeoutMs'),
 })
+
+/**
+ * The bearer token in `text` (a token file's content) read as `devflow-gate serve --token-file`
+ * reads it: the whole file without its trailing CR, LF and spaces. Undefined when that token is
+ * empty, or not one run of visible ASCII characters (a second line, a leading space, a tab, a
+ * non-ASCII byte): the server would keep those and answer 401 to the token the plugin can send
+ * (trial20 4d-1, 4d-2).
+ */
+export function tokenOf(text: string): string | undefined {
+  const token = text.replace(/[\r\n ]+$/, '')
+  return /^[\x21-\x7e]+$/.test(token) ? token : undefined
+}
+
+/**
+ * What makes `config` unusable, or its token (when it has a tokenFile). Checked by apply(): an
+ * unusable config closes the gate, it does not leave the plugin unloaded.
+ */
+export function configProblem(config: Config): { problem: string } | { token?: string } {
+  const fail = (problem: string) => ({ problem })
+  if (!!config.socket === !!config.url) return fail('set exactly one of "socket" or "url"')
+  if (config.url) {
+    const problem = urlProblem(config.url)
+    if (problem) return fail(problem)
+  }
+  const t = config.timeoutMs
+  if (!Number.isInteger(t) || t < 1 || t > MAX_TIMEOUT_MS) {
+    return fail(`timeoutMs ${JSON.stringify(t)} is not a whole number of ms from 1 to ${MAX_TIMEOUT_MS} ` +
+      '(node cannot wait longer, and the server refuses a longer X-Devflow-Deadline-Ms)')
+  }
+  if (config.serverUid !== undefined) {
+    if (!config.socket) return fail('serverUid applies to a "socket" only: the owner of a TCP port cannot be checked')
+    if (!Number.isInteger(config.serverUid) || config.serverUid < 0) {
+      return fail(`serverUid ${JSON.stringify(config.serverUid)} is not a uid`)
+    }
+  }
+  if (config.tokenFile === undefined) return {}
+  let text: string
+  try {
+    text = readFileSync(config.tokenFile, 'utf8')
+  } catch (error: any) {
+    return fail(`cannot read tokenFile ${config.tokenFile}: ${error?.message ?? error}`)
+  }
+  if (!text.replace(/[\r\n ]+$/, '')) return fail(`tokenFile ${config.tokenFile} is empty`)
+  const token = tokenOf(text)
+  if (!token) {
+    return fail(`tokenFile ${config.tokenFile} does not hold one token alone on its first line (devflow-gate serve ` +
+      'takes the whole file but its trailing newline: a second line, a blank first line, a leading space, a tab or a ' +
+      'non-ASCII character makes a token it answers 401 to); write the token, visible ASCII only, and one newline')
+  }
+  return { token }
+}
 
 const PARK_ACTOR: DevActor = { kind: 'command', name: 'devflow-gate-cordis' }
 /** What a fail-closed veto says of its park (the server's kParkClaim, host/waterfall.h). */
 const PARK_CLAIM = '; the card is parked blocked until the deployment recovers'
 /** What a fail-closed veto of a park says instead: no park of the park is queued. */
 const NO_PARK = 'this attempt is itself a park, so no further park is queued and the card stays where it is'
+
+/** Why the plugin did not ask, or the server would not decide yet: veto, never park. */
+interface Refusal {
+  refused: string
+}
 
 interface ServerDecision {
   allowed: boolean
@@ -157,13 +225,19 @@ function isActor(v: unknown): v is DevActor {
 }
 
 // The server's answer, or a description of what is wrong with it.
-function decode(status: number, body: string): ServerDecision | string {
+function decode(status: number, body: string, retryAfter?: string): ServerDecision | string | Refusal {
   if (status !== 200) {
     let detail = body.slice(0, 200)
     try {
       const parsed = JSON.parse(body)
       if (typeof parsed?.error === 'string') detail = parsed.error
     } catch {}
+    // The server's queue is full, or it is draining for a stop: it asks for a retry, and
+    // nothing about the card failed (trial20 3a). Closed, not parked.
+    if (status === 503) {
+      const after = !retryAfter ? '' : /^\d+$/.test(retryAfter) ? `, Retry-After ${retryAfter}s` : `, Retry-After ${retryAfter.slice(0, 40)}`
+      return { refused: `the admission server is busy (HTTP 503${after}): ${detail}; nothing is parked: try the move again` }
+    }
     return `the admission server answered HTTP ${status}: ${detail}`
   }
   let d: any
@@ -198,7 +272,7 @@ function decode(status: number, body: string): ServerDecision | string {
  * POST /v1/admit; resolves with the decision or a fault text. An exception on the way (a
  * request node cannot make) rejects; the listener turns that into a fault too.
  */
-function admit(config: Config, token: string | undefined, attempt: TransitionAttempt): Promise<ServerDecision | string> {
+async function admit(config: Config, token: string | undefined, attempt: TransitionAttempt): Promise<ServerDecision | string | Refusal> {
   const body = JSON.stringify({
     id: attempt.id,
     from: attempt.from,
@@ -217,9 +291,26 @@ function admit(config: Config, token: string | undefined, attempt: TransitionAtt
   }
   if (token) headers.Authorization = `Bearer ${token}`
   const where = config.socket ? `unix:${config.socket}` : config.url!
+  if (config.socket) {
+    // Whoever binds the path while the server is down would get the token and decide every
+    // move (trial20 3c): the socket (after symlinks, as connect() follows them) must belong
+    // to the server's uid, or to root (who could answer as anyone anyway). A missing socket is
+    // left to connect(), which says so. Between this stat and the connect another socket can
+    // be renamed over the path only by a uid that may write its directory (README).
+    const expected = config.serverUid ?? process.getuid?.()
+    const owner = await stat(config.socket).then((s) => s.uid, () => undefined)
+    if (expected !== undefined && owner !== undefined && owner !== expected && owner !== 0) {
+      return {
+        refused: `the unix socket ${config.socket} belongs to uid ${owner}, not to uid ${expected} ` +
+          `(serverUid${config.serverUid === undefined ? ', by default the uid of this process' : ''}), so it may not be ` +
+          'devflow-gate serve: neither the attempt nor the token was sent; nothing is parked: stop whoever holds the ' +
+          'socket, or set serverUid to the uid devflow-gate serve runs as',
+      }
+    }
+  }
   return new Promise((resolve) => {
     let settled = false
-    const done = (v: ServerDecision | string) => {
+    const done = (v: ServerDecision | string | Refusal) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
@@ -234,7 +325,10 @@ function admit(config: Config, token: string | undefined, attempt: TransitionAtt
     const req = httpRequest({ ...options, method: 'POST', headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => done(decode(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'))))
+      res.on('end', () => {
+        const retryAfter = res.headers['retry-after']
+        done(decode(res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), retryAfter))
+      })
       res.on('error', (e) => done(`the admission server at ${where} broke off its answer: ${e.message}`))
     })
     const timer = setTimeout(() => {
@@ -247,17 +341,22 @@ function admit(config: Config, token: string | undefined, attempt: TransitionAtt
 }
 
 export function apply(ctx: Context, config: Config) {
-  if (!!config.socket === !!config.url) {
-    throw new Error('devflow-gate-cordis: set exactly one of "socket" or "url"')
-  }
-  // The schema refuses these already; a host that calls apply() without it is refused here.
-  const problem = config.url ? urlProblem(config.url) : undefined
-  if (problem) throw new Error(`devflow-gate-cordis: ${problem}`)
-  const token = config.tokenFile ? readFileSync(config.tokenFile, 'utf8').trim() : undefined
-  if (config.tokenFile && !token) {
-    throw new Error(`devflow-gate-cordis: tokenFile ${config.tokenFile} is empty`)
-  }
   const logger = ctx.logger('devflow-gate-cordis')
+  const checked = configProblem(config ?? ({} as Config))
+  if ('problem' in checked) {
+    // Throwing here would leave the plugin unloaded and the waterfall ungated (trial20 3d): the
+    // gate loads closed instead. Not parked: the fault is the deployment's config, not the card's.
+    const problem = checked.problem
+    logger.error(`devflow-gate-cordis: the config is unusable: ${problem}; every devflow transition is vetoed ` +
+      'until it is fixed and the plugin reloaded')
+    ctx.effect(() => ctx.on('devflow/transition', (attempt: TransitionAttempt) => ({
+      allowed: false,
+      reason: `devflow-gate admission for ${attempt.from}->${attempt.to} was not run: devflow-gate-cordis's config is ` +
+        `unusable: ${problem}; nothing is parked: fix the plugin's config and reload it`,
+    })), 'devflow-gate-cordis: devflow/transition (closed: unusable config)')
+    return
+  }
+  const token = checked.token
 
   // Fire and forget, after the vetoed attempt has returned (deadlock rule).
   const queuePark = (attempt: TransitionAttempt, park: { by: DevActor, reason: string }) => {
@@ -284,13 +383,16 @@ export function apply(ctx: Context, config: Config) {
     // §1.5, §4.10): parking it again would park the park, without end while the server is
     // down (trial15 W1). It is vetoed when the server cannot decide, and nothing is queued.
     const isPark = attempt.to === 'blocked'
-    let answer: ServerDecision | string
+    let answer: ServerDecision | string | Refusal
     try {
       answer = await admit(config, token, attempt)
     } catch (error: any) {
       // admit() resolves every fault it knows; anything else is a fault too, never a rejection
       // out of the waterfall (trial15 R4: the store took it for an infrastructure failure).
       answer = `the admission request failed: ${error?.message ?? String(error)}`
+    }
+    if (typeof answer === 'object' && 'refused' in answer) {
+      return { allowed: false, reason: `devflow-gate admission for ${edge} was not run: ${answer.refused}` }
     }
     if (typeof answer === 'string') {
       if (isPark) {

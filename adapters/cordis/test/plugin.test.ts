@@ -6,7 +6,8 @@ import { Context } from '@deepseek-ai/cordis'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chownSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -48,6 +49,7 @@ function workspace() {
   const router = join(dir, 'router.sh')
   writeFileSync(router, `#!/bin/sh
 case "$DEVFLOW_GATE_CARD" in
+  *hold*) echo started > ${join(dir, 'started.fifo')}; cat ${join(dir, 'release.fifo')} > /dev/null; exec ${fixture('checkers/allow.sh')} ;;
   *allow*) exec ${fixture('checkers/allow.sh')} ;;
   *veto*) exec ${fixture('e2e/veto.sh')} ;;
   *) exec ${fixture('checkers/fail.sh')} ;;
@@ -73,7 +75,7 @@ plugins:
 `)
   writeFileSync(join(dir, 'design.md'), '# Design\n\nFine.\n')
   const cards: Record<string, string> = {}
-  for (const kind of ['allow', 'veto', 'fault', 'allow-then-veto']) {
+  for (const kind of ['allow', 'veto', 'fault', 'allow-then-veto', 'hold']) {
     const id = run(dir, 'card', 'create', '--title', `card ${kind}`)
     run(dir, 'move', id, 'designing')
     run(dir, 'artifact', 'add', id, 'design', 'design.md')
@@ -82,13 +84,28 @@ plugins:
   return { dir, root: join(dir, '.devflow'), cards }
 }
 
-function startServer(cwd: string, root: string, socket: string): Promise<ChildProcess> {
-  const child = spawn(binary, ['--root', root, 'serve', '--listen', `unix:${socket}`], { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
+function startServer(cwd: string, root: string, socket: string, ...args: string[]): Promise<ChildProcess> {
+  const child = spawn(binary, ['--root', root, 'serve', '--listen', `unix:${socket}`, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
   return new Promise((resolveReady, reject) => {
     let log = ''
     child.stderr!.on('data', (chunk: Buffer) => {
       log += chunk.toString()
       if (log.includes('"msg":"ready"')) resolveReady(child)
+    })
+    child.on('exit', (code) => reject(new Error(`devflow-gate serve exited ${code}: ${log}`)))
+  })
+}
+
+// A TCP listener on a free loopback port with --token-file; resolves with its base url.
+function startTcpServer(cwd: string, root: string, tokenFile: string): Promise<{ child: ChildProcess, url: string }> {
+  const child = spawn(binary, ['--root', root, 'serve', '--listen', '127.0.0.1:0', '--token-file', tokenFile], { cwd, stdio: ['ignore', 'ignore', 'pipe'] })
+  return new Promise((resolveReady, reject) => {
+    let log = ''
+    let port = ''
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString()
+      port ||= /"msg":"listening".*"port":(\d+)/.exec(log)?.[1] ?? ''
+      if (port && log.includes('"msg":"ready"')) resolveReady({ child, url: `http://127.0.0.1:${port}` })
     })
     child.on('exit', (code) => reject(new Error(`devflow-gate serve exited ${code}: ${log}`)))
   })
@@ -199,7 +216,7 @@ async function answering(path: string, status: number) {
     c.once('data', () => {
       requests++
       const body = '{"error":"the queue is full"}'
-      c.end(`HTTP/1.1 ${status} Whatever\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
+      c.end(`HTTP/1.1 ${status} Whatever\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`)
     })
   })
   await new Promise<void>((r) => server.listen(path, r))
@@ -341,11 +358,53 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     assert.equal(d.calls[0].to, 'blocked')
   })
 
-  test('the config needs exactly one of socket or url, and a positive timeoutMs', async () => {
+  // trial20 3d: a config refused at load left the plugin unloaded and the waterfall ungated
+  // (the next move was allowed). Now the plugin loads closed: every attempt is vetoed naming the
+  // problem, downstream is not asked, nothing is parked, and an error is logged.
+  test('an unusable config loads a closed gate: every attempt vetoed naming the problem, nothing parked', async () => {
+    const empty = join(ws.dir, 'empty.token')
+    writeFileSync(empty, ' \r\n')
+    const unusable: [Partial<gate.Config>, RegExp][] = [
+      [{}, /set exactly one of "socket" or "url"/],
+      [{ socket, url: 'http://127.0.0.1:1' }, /set exactly one of "socket" or "url"/],
+      [{ url: 'https://127.0.0.1:1' }, /uses "https:"/],
+      [{ socket, tokenFile: join(ws.dir, 'no-such.token') }, /cannot read tokenFile .*no-such\.token: ENOENT/],
+      [{ socket, tokenFile: empty }, /tokenFile .*empty\.token is empty/],
+      [{ socket, timeoutMs: 0 }, /timeoutMs 0 is not a whole number of ms from 1 to 2147483647/],
+      [{ socket, timeoutMs: -1 }, /timeoutMs -1 is not/],
+      [{ socket, timeoutMs: 1.5 }, /timeoutMs 1\.5 is not/],
+      // trial20 3b: node fired such a timer at once, and every attempt was vetoed and parked.
+      [{ socket, timeoutMs: 3000000000 }, /timeoutMs 3000000000 is not a whole number of ms from 1 to 2147483647/],
+      [{ url: 'http://127.0.0.1:1', serverUid: 0 }, /serverUid applies to a "socket" only/],
+      [{ socket, serverUid: -1 }, /serverUid -1 is not a uid/],
+    ]
+    for (const [config, why] of unusable) {
+      const d = await deploy(config) // loads: no rejection
+      const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(decision.allowed, false, JSON.stringify(config))
+      assert.match((decision as any).reason, /^devflow-gate admission for designing->ready was not run: devflow-gate-cordis's config is unusable: /)
+      assert.match((decision as any).reason, why)
+      assert.match((decision as any).reason, /; nothing is parked: fix the plugin's config and reload it$/)
+      await settle()
+      assert.deepEqual(d.events, ['returned'], 'downstream not asked')
+      assert.equal(d.calls.length, 0, 'nothing parked')
+      const logged = d.root.logger.buffer.filter((m: any) => m.type === 'error').map((m: any) => String(m.args[0]))
+      assert.ok(logged.some((m: string) => why.test(m) && m.includes('every devflow transition is vetoed')), logged.join('\n'))
+    }
+    // The largest timeoutMs is still a usable one.
+    const d = await deploy({ socket, timeoutMs: 2147483647 })
+    assert.equal((await d.transition(attemptOf(ws.cards.allow, ws.root))).allowed, true)
+  })
+
+  // What cordis refuses before apply() runs cannot be closed by the plugin: only wrong TYPES
+  // reach that far (the schema checks nothing else), and ctx.plugin() rejects (README).
+  test('a config of the wrong types is still refused by cordis before the plugin runs', async () => {
     const root = new Context()
     await root.plugin({ name: 'fake-devflow', apply(ctx: Context) { ctx.provide('devflow', { transition: async () => ({ ok: true }) }) } })
-    await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', url: 'http://127.0.0.1:1', timeoutMs: 10 }) }, /exactly one of "socket" or "url"/)
-    await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', timeoutMs: -1 } as any) })
+    await assert.rejects(async () => { await root.plugin(gate, { socket: 'a', timeoutMs: '10' } as any) })
+    await assert.rejects(async () => { await root.plugin(gate, { socket: 7 } as any) })
+    // Everything else passes the schema, and apply() closes the gate on it.
+    assert.deepEqual(gate.Config({ socket: 'a', url: 'https://x/y', timeoutMs: 0 }), { socket: 'a', url: 'https://x/y', timeoutMs: 0 })
   })
 
   // trial15 W1: the park is itself a transition through this waterfall; with the server down
@@ -366,18 +425,71 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     assert.match(d.results[0].message!, /^devflow-gate admission for designing->blocked could not run: .*cannot be reached: .*; this attempt is itself a park, so no further park is queued and the card stays where it is$/)
   })
 
-  test('with the server answering 503, one attempt asks it twice: the attempt and its one park', async () => {
+  // trial20 3a: the server answers 503 with Retry-After when its queue is full or it drains
+  // for a stop; the plugin vetoed AND parked, so a burst or a restart sent cards to blocked.
+  // Busy is not a fault of the card: vetoed (closed), nothing parked, the server asked once.
+  // (Before, this test expected the park and its second request: docs/decisions.md.)
+  test('with the server answering 503, the attempt is vetoed naming it, and nothing is parked', async () => {
     const busy = await answering(join(ws.dir, 'busy.sock'), 503)
     try {
       const d = await deployRunning({ socket: join(ws.dir, 'busy.sock') })
       const decision = await d.root.waterfall('devflow/transition', attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true }))
-      assert.match((decision as any).reason, /could not run: the admission server answered HTTP 503: the queue is full; the card is parked/)
+      assert.equal(decision.allowed, false)
+      assert.equal((decision as any).reason, 'devflow-gate admission for designing->ready was not run: the admission server is busy ' +
+        '(HTTP 503, Retry-After 1s): the queue is full; nothing is parked: try the move again')
       await d.settled()
-      assert.equal(busy.requests(), 2)
-      assert.equal(d.calls.length, 1)
-      assert.match(d.results[0].message!, /designing->blocked could not run: the admission server answered HTTP 503: .*no further park is queued/)
+      assert.equal(busy.requests(), 1)
+      assert.equal(d.calls.length, 0)
     } finally {
       busy.server.close()
+    }
+  })
+
+  test('a real server at --max-checks 1 with --max-queue 0 answers 503: vetoed, nothing parked', async () => {
+    // The hold card's checker says when it started (started.fifo) and runs until released.
+    spawnSync('mkfifo', [join(ws.dir, 'started.fifo'), join(ws.dir, 'release.fifo')])
+    const busySock = join(ws.dir, 'full.sock')
+    const full = await startServer(ws.dir, ws.root, busySock, '--max-checks', '1', '--max-queue', '0')
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      const fd = openSync(join(ws.dir, 'release.fifo'), constants.O_RDWR | constants.O_NONBLOCK)
+      writeSync(fd, 'go\n')
+      closeSync(fd)
+    }
+    try {
+      const held = rawRequest(busySock, 'POST', '/v1/admit', JSON.stringify({ ...attemptOf(ws.cards.hold, ws.root), dryRun: true }))
+      await readFile(join(ws.dir, 'started.fifo')) // resolves once the checker has started and written
+      const d = await deploy({ socket: busySock })
+      const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(decision.allowed, false)
+      assert.match((decision as any).reason, /^devflow-gate admission for designing->ready was not run: the admission server is busy \(HTTP 503, Retry-After 1s\): the server is at --max-checks 1 with --max-queue 0 attempts waiting; .*; nothing is parked: try the move again$/)
+      d.release()
+      await settle()
+      assert.deepEqual(d.events, ['returned'])
+      assert.equal(d.calls.length, 0)
+      release()
+      assert.equal((await held).status, 200)
+    } finally {
+      release() // whether or not the checker reads yet: O_RDWR opens a FIFO without waiting
+      const exited = new Promise((r) => full.once('exit', r))
+      full.kill('SIGTERM')
+      await exited
+    }
+  })
+
+  test('another status than 503 is still a fault: vetoed and parked', async () => {
+    const broken = await answering(join(ws.dir, 'broken.sock'), 500)
+    try {
+      const d = await deployRunning({ socket: join(ws.dir, 'broken.sock') })
+      const decision = await d.root.waterfall('devflow/transition', attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true }))
+      assert.match((decision as any).reason, /could not run: the admission server answered HTTP 500: the queue is full; the card is parked/)
+      await d.settled()
+      assert.equal(broken.requests(), 2)
+      assert.equal(d.calls.length, 1)
+    } finally {
+      broken.server.close()
     }
   })
 
@@ -408,9 +520,7 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     assert.equal(d.calls[0].to, 'blocked')
   })
 
-  test('a url the plugin cannot use is refused when the config is loaded, naming the problem', async () => {
-    const root = new Context()
-    await root.plugin({ name: 'fake-devflow', apply(ctx: Context) { ctx.provide('devflow', { transition: async () => ({ ok: true }) }) } })
+  test('a url the plugin cannot use closes the gate when the config is loaded, naming the problem', async () => {
     const refused: [string, RegExp][] = [
       ['https://127.0.0.1:1', /uses "https:"; devflow-gate serve speaks plain http:\/\//],
       ['unix:/tmp/x.sock', /uses "unix:".*"socket"/],
@@ -420,12 +530,84 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
       ['http://me:pw@127.0.0.1:8417', /user or password.*tokenFile/],
     ]
     for (const [url, why] of refused) {
-      await assert.rejects(async () => { await root.plugin(gate, { url, timeoutMs: 10 }) }, why, url)
-      assert.throws(() => gate.Config({ url, timeoutMs: 10 }), why, `${url} (the schema)`)
-      assert.throws(() => gate.apply(root, { url, timeoutMs: 10 }), why, `${url} (apply without the schema)`)
+      const d = await deploy({ url, timeoutMs: 10 })
+      const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(decision.allowed, false, url)
+      assert.match((decision as any).reason, why, url)
+      assert.match((decision as any).reason, /config is unusable: .*nothing is parked/, url)
+      assert.equal(d.calls.length, 0, url)
+      assert.match((gate.configProblem({ url, timeoutMs: 10 }) as any).problem, why, `${url} (configProblem)`)
     }
     for (const url of ['http://127.0.0.1:8417', 'http://127.0.0.1:8417/', 'http://localhost:1']) {
       assert.equal(gate.urlProblem(url), undefined, url)
+    }
+  })
+
+  // trial20 3c: whoever holds the socket's path gets the token and decides every move. The
+  // socket must belong to serverUid (default: the plugin's own uid, as the server's default
+  // --allow-uid is its own); otherwise nothing is sent, the attempt is vetoed, nothing parked.
+  test('a socket not owned by serverUid is not asked: vetoed naming the owner, nothing sent or parked', async () => {
+    const squatPath = join(ws.dir, 'squat.sock')
+    const squat = await answering(squatPath, 200)
+    try {
+      const uid = process.getuid!()
+      // Run as root, the squatter is another uid (a root-owned socket is always accepted).
+      const owner = uid === 0 ? 65534 : uid
+      if (uid === 0) chownSync(squatPath, owner, owner)
+      const d = await deploy({ socket: squatPath, serverUid: owner + 1 })
+      const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(decision.allowed, false)
+      assert.match((decision as any).reason, new RegExp(`^devflow-gate admission for designing->ready was not run: the unix socket .*squat\\.sock belongs to uid ${owner}, not to uid ${owner + 1} \\(serverUid\\), so it may not be devflow-gate serve: neither the attempt nor the token was sent; nothing is parked`))
+      await settle()
+      assert.equal(squat.requests(), 0)
+      assert.equal(d.calls.length, 0)
+      assert.deepEqual(d.events, ['returned'])
+      // The real server's socket is owned by this process's uid: the default admits.
+      const ok = await deploy({ socket })
+      assert.equal((await ok.transition(attemptOf(ws.cards.allow, ws.root))).allowed, true)
+      if (uid === 0) {
+        // Another uid's socket, reached through a symlink (connect() follows it, so does the check).
+        symlinkSync(squatPath, join(ws.dir, 'link.sock'))
+        const other = await deploy({ socket: join(ws.dir, 'link.sock') })
+        const refused = await other.transition(attemptOf(ws.cards.allow, ws.root))
+        assert.match((refused as any).reason, /link\.sock belongs to uid 65534, not to uid 0 \(serverUid, by default the uid of this process\)/)
+        assert.equal(squat.requests(), 0)
+      }
+    } finally {
+      squat.server.close()
+    }
+  })
+
+  // trial20 4d: the server takes the whole token file but its trailing CR, LF and spaces; the
+  // plugin took the whole file .trim()-ed, so a leading space, a blank first line or a trailing
+  // tab made a token the server answered 401 to, and every attempt was vetoed AND parked. Now,
+  // for each file, the plugin either sends the token the real server accepts, or closes.
+  test('a token file: the plugin sends what the real server accepts, or closes naming the file', async () => {
+    const files: [string, boolean][] = [
+      ['secret123\n', true], ['secret123', true], ['secret123\r\n', true], ['secret123  \n', true],
+      [' secret123\n', false], ['\nsecret123\n', false], ['secret123\nsecond\n', false], ['secret123\t\n', false],
+      ['s\u00e9cret\n', false],
+    ]
+    for (const [text, usable] of files) {
+      const tokenFile = join(ws.dir, 'tcp.token')
+      writeFileSync(tokenFile, text)
+      const tcp = await startTcpServer(ws.dir, ws.root, tokenFile)
+      try {
+        const d = await deploy({ url: tcp.url, tokenFile })
+        const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+        if (usable) {
+          assert.equal(decision.allowed, true, `${JSON.stringify(text)}: ${JSON.stringify(decision)}`)
+        } else {
+          assert.equal(decision.allowed, false, JSON.stringify(text))
+          assert.match((decision as any).reason, /config is unusable: tokenFile .*tcp\.token does not hold one token alone on its first line/, JSON.stringify(text))
+          await settle()
+          assert.equal(d.calls.length, 0, JSON.stringify(text))
+        }
+      } finally {
+        const exited = new Promise((r) => tcp.child.once('exit', r))
+        tcp.child.kill('SIGTERM')
+        await exited
+      }
     }
   })
 
