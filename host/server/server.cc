@@ -1600,6 +1600,17 @@ int RunServer(const ServerOptions& in) {
     while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
       token.pop_back();
     if (token.empty()) return Usage("--token-file " + options.token_file + " is empty");
+    // One run of visible ASCII (devflow-gate-cordis reads the file by the same rule): a second
+    // line, a blank first line, a leading space, a tab or a non-ASCII byte made a token no
+    // client sends, and a server that answered 401 to everything (trial20 4d).
+    for (unsigned char c : token) {
+      if (c < 0x21 || c > 0x7e) {
+        return Usage("--token-file " + options.token_file +
+                     " does not hold one token alone on its first line (a second line, a blank "
+                     "first line, a space, a tab or a non-ASCII byte); write the token, visible "
+                     "ASCII only, and one newline");
+      }
+    }
   }
   for (const std::string& spec : options.listen) {
     if (spec.rfind("unix:", 0) == 0) continue;

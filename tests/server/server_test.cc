@@ -340,6 +340,21 @@ TEST_CASE("serve: TCP needs the bearer token when a token file is given (401 wit
   CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearer s3cret-token"}).status == 200);
 }
 
+// trial20 4d: a token file with a blank first line, two lines or a leading space started a
+// server that answered 401 to every client (each sends the first line's token).
+TEST_CASE("serve: a token file that is not one token alone on its line is refused at start") {
+  test::TempDir ws;
+  for (const std::string text :
+       {"\ns3cret\n", "s3cret\nsecond\n", " s3cret\n", "s3\tcret\n", "s3cr\xc3\xa9t\n"}) {
+    test::Spit(ws / "token", text);
+    auto r = test::RunGate({"--root", "/tmp/x/.devflow", "serve", "--listen", "127.0.0.1:0",
+                            "--token-file", ws / "token"});
+    INFO(text);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("does not hold one token alone on its first line") != std::string::npos);
+  }
+}
+
 TEST_CASE("serve: a non-loopback TCP address is refused without --allow-remote") {
   auto r = test::RunGate({"--root", "/tmp/x/.devflow", "serve", "--listen", "0.0.0.0:0"});
   CHECK(r.exit_code == 2);
