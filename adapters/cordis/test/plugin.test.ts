@@ -302,6 +302,35 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     assert.equal(d.calls[0].to, 'blocked')
   })
 
+  // trial20 3e: a kept-alive connection that the server closed as idle just as the next
+  // attempt reused it failed with EPIPE, and the plugin vetoed and parked the card.
+  test('each attempt opens its own connection and asks the server to close it', async () => {
+    const path = join(ws.dir, 'keepalive.sock')
+    const requests: string[] = []
+    let connections = 0
+    const body = '{"allowed":true,"checks":[]}'
+    const server: Server = createServer((c) => {
+      connections++
+      c.on('data', (chunk) => {
+        requests.push(chunk.toString('utf8'))
+        // Offers to keep the connection: the plugin must not take it up.
+        c.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body}`)
+      })
+    })
+    await new Promise<void>((r) => server.listen(path, r))
+    try {
+      const d = await deploy({ socket: path })
+      for (let i = 0; i < 3; i++) {
+        const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+        assert.equal(decision.allowed, true)
+      }
+      assert.equal(connections, 3)
+      for (const r of requests) assert.match(r, /\r\nconnection: close\r\n/i)
+    } finally {
+      server.close()
+    }
+  })
+
   test('a server slower than timeoutMs, or answering nonsense, vetoes and parks', async () => {
     const silent: Server = createServer(() => {}) // accepts, never answers
     const nonsense: Server = createServer((c) => c.end('HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello'))
@@ -582,7 +611,7 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
   // plugin took the whole file .trim()-ed, so a leading space, a blank first line or a trailing
   // tab made a token the server answered 401 to, and every attempt was vetoed AND parked. Now,
   // for each file, the plugin either sends the token the real server accepts, or closes.
-  test('a token file: the plugin sends what the real server accepts, or closes naming the file', async () => {
+  test('a token file: the plugin sends what the real server accepts, or both refuse it naming the file', async () => {
     const files: [string, boolean][] = [
       ['secret123\n', true], ['secret123', true], ['secret123\r\n', true], ['secret123  \n', true],
       [' secret123\n', false], ['\nsecret123\n', false], ['secret123\nsecond\n', false], ['secret123\t\n', false],
@@ -591,18 +620,23 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     for (const [text, usable] of files) {
       const tokenFile = join(ws.dir, 'tcp.token')
       writeFileSync(tokenFile, text)
+      if (!usable) {
+        // Both read the file by one rule: the server refuses to start on it, and the plugin
+        // closes the gate naming it (neither answers 401 to everything).
+        await assert.rejects(startTcpServer(ws.dir, ws.root, tokenFile), /does not hold one token alone on its first line/, JSON.stringify(text))
+        const d = await deploy({ url: 'http://127.0.0.1:1', tokenFile })
+        const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+        assert.equal(decision.allowed, false, JSON.stringify(text))
+        assert.match((decision as any).reason, /config is unusable: tokenFile .*tcp\.token does not hold one token alone on its first line/, JSON.stringify(text))
+        await settle()
+        assert.equal(d.calls.length, 0, JSON.stringify(text))
+        continue
+      }
       const tcp = await startTcpServer(ws.dir, ws.root, tokenFile)
       try {
         const d = await deploy({ url: tcp.url, tokenFile })
         const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
-        if (usable) {
-          assert.equal(decision.allowed, true, `${JSON.stringify(text)}: ${JSON.stringify(decision)}`)
-        } else {
-          assert.equal(decision.allowed, false, JSON.stringify(text))
-          assert.match((decision as any).reason, /config is unusable: tokenFile .*tcp\.token does not hold one token alone on its first line/, JSON.stringify(text))
-          await settle()
-          assert.equal(d.calls.length, 0, JSON.stringify(text))
-        }
+        assert.equal(decision.allowed, true, `${JSON.stringify(text)}: ${JSON.stringify(decision)}`)
       } finally {
         const exited = new Promise((r) => tcp.child.once('exit', r))
         tcp.child.kill('SIGTERM')
