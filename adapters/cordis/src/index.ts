@@ -27,7 +27,8 @@
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { readFileSync } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { lstat, realpath, stat } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
 import { request as httpRequest } from 'node:http'
 
 /** An actor of the devflow journal. */
@@ -269,6 +270,52 @@ function decode(status: number, body: string, retryAfter?: string): ServerDecisi
 }
 
 /**
+ * Where the socket at `path` really is, or why it may not be the server's: its directory (after
+ * symlinks) must be owned by `uid` or root and writable by no one else, every directory above
+ * owned by `uid` or root and writable by no one else unless sticky, and the socket, when there,
+ * owned by `uid` or root. A socket that is not there is left to connect(), which says so.
+ */
+export async function socketPlaceProblem(path: string, uid: number | undefined): Promise<string | { path: string }> {
+  if (uid === undefined) return { path }
+  const ours = (owner: number) => owner === uid || owner === 0
+  // The socket itself after symlinks (connect() would follow them), or, when nothing is there,
+  // its real directory and its name.
+  let real: string
+  try {
+    real = await realpath(path)
+  } catch {
+    try {
+      real = join(await realpath(dirname(resolve(path))), basename(path))
+    } catch (e: any) {
+      return `the directory of the unix socket ${path} cannot be resolved (${e?.code ?? e})`
+    }
+  }
+  const dir = dirname(real)
+  for (let d = dir, first = true; ; first = false) {
+    const s = await stat(d)
+    const othersWrite = (s.mode & 0o022) !== 0
+    const sticky = (s.mode & 0o1000) !== 0
+    if (!ours(s.uid) || (othersWrite && (first || !sticky))) {
+      return `the unix socket ${path} lies in ${d}, which ${ours(s.uid) ? 'group or others may write' : `belongs to uid ${s.uid}`}` +
+        `, so another uid could put its own socket there before the connect, not only devflow-gate serve (uid ${uid})`
+    }
+    const up = dirname(d)
+    if (up === d) break
+    d = up
+  }
+  let owner: number | undefined
+  try {
+    owner = (await lstat(real)).uid
+  } catch {
+    return { path: real }
+  }
+  if (!ours(owner)) {
+    return `the unix socket ${path} belongs to uid ${owner}, not to uid ${uid}, so it may not be devflow-gate serve`
+  }
+  return { path: real }
+}
+
+/**
  * POST /v1/admit; resolves with the decision or a fault text. An exception on the way (a
  * request node cannot make) rejects; the listener turns that into a fault too.
  */
@@ -291,22 +338,25 @@ async function admit(config: Config, token: string | undefined, attempt: Transit
   }
   if (token) headers.Authorization = `Bearer ${token}`
   const where = config.socket ? `unix:${config.socket}` : config.url!
+  let socketPath = config.socket
   if (config.socket) {
     // Whoever binds the path while the server is down would get the token and decide every
-    // move (trial20 3c): the socket (after symlinks, as connect() follows them) must belong
-    // to the server's uid, or to root (who could answer as anyone anyway). A missing socket is
-    // left to connect(), which says so. Between this stat and the connect another socket can
-    // be renamed over the path only by a uid that may write its directory (README).
+    // move (trial20 3c). Checking the socket's owner before connecting is not enough: another
+    // uid that may write its directory can rename its own socket in between (trial20: 32 of
+    // 300 attempts). So the socket's real directory must be writable only by the server's uid
+    // or root, and every directory above it too (or sticky, like /tmp, where no one renames
+    // another's entry); then only they can put a socket there, and the owner check holds until
+    // the connect, which goes to the real path checked (no symlink is read again).
     const expected = config.serverUid ?? process.getuid?.()
-    const owner = await stat(config.socket).then((s) => s.uid, () => undefined)
-    if (expected !== undefined && owner !== undefined && owner !== expected && owner !== 0) {
+    const problem = await socketPlaceProblem(config.socket, expected)
+    if (typeof problem === 'string') {
       return {
-        refused: `the unix socket ${config.socket} belongs to uid ${owner}, not to uid ${expected} ` +
-          `(serverUid${config.serverUid === undefined ? ', by default the uid of this process' : ''}), so it may not be ` +
-          'devflow-gate serve: neither the attempt nor the token was sent; nothing is parked: stop whoever holds the ' +
-          'socket, or set serverUid to the uid devflow-gate serve runs as',
+        refused: `${problem}: neither the attempt nor the token was sent; nothing is parked: put the socket in a ` +
+          'directory only the server\'s uid (or root) can write, e.g. devflow-gate serve --listen unix:/run/devflow-gate/gate.sock ' +
+          'with /run/devflow-gate owned by that uid and mode 0755, or set serverUid to the uid devflow-gate serve runs as',
       }
     }
+    socketPath = problem.path
   }
   return new Promise((resolve) => {
     let settled = false
@@ -317,7 +367,7 @@ async function admit(config: Config, token: string | undefined, attempt: Transit
       resolve(v)
     }
     const options = config.socket
-      ? { socketPath: config.socket, path: '/v1/admit' }
+      ? { socketPath, path: '/v1/admit' }
       : (() => {
         const u = new URL('/v1/admit', config.url)
         return { host: u.hostname, port: u.port, path: u.pathname, protocol: u.protocol }

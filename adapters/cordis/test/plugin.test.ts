@@ -6,7 +6,7 @@ import { Context } from '@deepseek-ai/cordis'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chownSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { chmodSync, chownSync, closeSync, constants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { createServer, type Server } from 'node:net'
@@ -586,7 +586,7 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
       const d = await deploy({ socket: squatPath, serverUid: owner + 1 })
       const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
       assert.equal(decision.allowed, false)
-      assert.match((decision as any).reason, new RegExp(`^devflow-gate admission for designing->ready was not run: the unix socket .*squat\\.sock belongs to uid ${owner}, not to uid ${owner + 1} \\(serverUid\\), so it may not be devflow-gate serve: neither the attempt nor the token was sent; nothing is parked`))
+      assert.match((decision as any).reason, new RegExp(`^devflow-gate admission for designing->ready was not run: the unix socket .*squat\\.sock (belongs to uid ${owner}, not to uid ${owner + 1}, so it may not be devflow-gate serve|lies in .*, which belongs to uid ${owner}, so another uid could put its own socket there before the connect, not only devflow-gate serve \\(uid ${owner + 1}\\)): neither the attempt nor the token was sent; nothing is parked`))
       await settle()
       assert.equal(squat.requests(), 0)
       assert.equal(d.calls.length, 0)
@@ -599,11 +599,36 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
         symlinkSync(squatPath, join(ws.dir, 'link.sock'))
         const other = await deploy({ socket: join(ws.dir, 'link.sock') })
         const refused = await other.transition(attemptOf(ws.cards.allow, ws.root))
-        assert.match((refused as any).reason, /link\.sock belongs to uid 65534, not to uid 0 \(serverUid, by default the uid of this process\)/)
+        assert.match((refused as any).reason, /link\.sock belongs to uid 65534, not to uid 0, so it may not be devflow-gate serve/)
         assert.equal(squat.requests(), 0)
       }
     } finally {
       squat.server.close()
+    }
+  })
+
+  // trial20 3c residual: the owner was checked before the connect, and a uid that could write
+  // the socket's directory renamed its own socket over the path in between (32 of 300). A
+  // socket in a directory others may write is refused before anything is sent.
+  test('a socket in a directory others may write is not asked: vetoed, nothing sent or parked', async () => {
+    const open = join(ws.dir, 'open')
+    mkdirSync(open)
+    chmodSync(open, 0o777)
+    const server = await answering(join(open, 'gate.sock'), 200)
+    try {
+      const d = await deploy({ socket: join(open, 'gate.sock') })
+      const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(decision.allowed, false)
+      assert.match((decision as any).reason, /was not run: the unix socket .*open\/gate\.sock lies in .*open, which group or others may write, so another uid could put its own socket there before the connect.*neither the attempt nor the token was sent; nothing is parked/)
+      await settle()
+      assert.equal(server.requests(), 0)
+      assert.equal(d.calls.length, 0)
+      // Writable by its owner alone (and sticky above, as /tmp): the same socket is asked.
+      chmodSync(open, 0o755)
+      await d.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.equal(server.requests(), 1)
+    } finally {
+      server.server.close()
     }
   })
 
