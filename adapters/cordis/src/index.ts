@@ -280,10 +280,17 @@ export async function socketPlaceProblem(path: string, uid: number | undefined):
   const ours = (owner: number) => owner === uid || owner === 0
   // The socket itself after symlinks (connect() would follow them), or, when nothing is there,
   // its real directory and its name.
+  // A symlink that leads nowhere is refused: connect() would follow it to wherever its target
+  // is created, a place this check never saw (trial20b: a dangling link into /tmp, 37 of 300).
   let real: string
   try {
     real = await realpath(path)
   } catch {
+    const link = await lstat(path).then((s) => s.isSymbolicLink(), () => false)
+    if (link) {
+      return `the unix socket ${path} is a symbolic link to nothing, which connect() would follow to a place ` +
+        'not checked here, so it may not be devflow-gate serve'
+    }
     try {
       real = join(await realpath(dirname(resolve(path))), basename(path))
     } catch (e: any) {

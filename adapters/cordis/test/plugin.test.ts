@@ -627,6 +627,13 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
       chmodSync(open, 0o755)
       await d.transition(attemptOf(ws.cards.allow, ws.root))
       assert.equal(server.requests(), 1)
+      // trial20b: a link that leads nowhere is refused, whoever may create its target later.
+      symlinkSync(join(ws.dir, 'not-yet.sock'), join(open, 'dangling.sock'))
+      const dangling = await deploy({ socket: join(open, 'dangling.sock') })
+      const refused = await dangling.transition(attemptOf(ws.cards.allow, ws.root))
+      assert.match((refused as any).reason, /was not run: the unix socket .*dangling\.sock is a symbolic link to nothing, which connect\(\) would follow to a place not checked here.*nothing is parked/)
+      await settle()
+      assert.equal(dangling.calls.length, 0)
     } finally {
       server.server.close()
     }
