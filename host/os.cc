@@ -538,11 +538,10 @@ Result<int> OpenForRead(const std::string& path, off_t* size, bool own = false) 
   return fd.release();
 }
 
-// The whole of the open file `fd` (named `path` in errors) when it is a regular file within
+// The size of the open file `fd` (named `path` in errors) when it is a regular file within
 // kMaxReadBytes: a directory is EISDIR, a FIFO or device EINVAL (without blocking: it was opened
-// O_NONBLOCK), a larger file EFBIG before a byte is read. ReadFileBeneath's and ReadNamedFile's
-// last step.
-Result<std::string> ReadRegular(int fd, const std::string& path) {
+// O_NONBLOCK), a larger file EFBIG before a byte is read.
+Result<off_t> RegularSize(int fd, const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return OsError(errno, "fstat", path);
   if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
@@ -550,27 +549,30 @@ Result<std::string> ReadRegular(int fd, const std::string& path) {
     return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
   }
   if (st.st_size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(st.st_size));
-  return ReadAll(fd, path, st.st_size);
+  return st.st_size;
 }
 
-// ReadRegular's checks, then the file mapped (MAP_POPULATE: one fault-in, no copy into the
+// The whole of the open file `fd` as RegularSize allows it. ReadFileBeneath's and
+// ReadNamedFile's last step.
+Result<std::string> ReadRegular(int fd, const std::string& path) {
+  Result<off_t> size = RegularSize(fd, path);
+  if (!size.ok()) return size.status();
+  return ReadAll(fd, path, *size);
+}
+
+// RegularSize's checks, then the file mapped (MAP_POPULATE: one fault-in, no copy into the
 // heap); an empty file (a /proc file reads as size 0) or one that cannot be mapped is read.
 Result<FileBytes> MapRegular(int fd, const std::string& path) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return OsError(errno, "fstat", path);
-  if (S_ISDIR(st.st_mode)) return OsError(EISDIR, "read", path);
-  if (!S_ISREG(st.st_mode)) {
-    return Status::Error("EINVAL", "read " + path + ": not a regular file (EINVAL)");
+  Result<off_t> size = RegularSize(fd, path);
+  if (!size.ok()) return size.status();
+  if (*size > 0) {
+    const auto bytes = static_cast<size_t>(*size);
+    void* at = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (at != MAP_FAILED) return FileBytes::Mapped(at, bytes);
   }
-  if (st.st_size > kMaxReadBytes) return TooBig(path, static_cast<uint64_t>(st.st_size));
-  if (st.st_size > 0) {
-    const auto size = static_cast<size_t>(st.st_size);
-    void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (at != MAP_FAILED) return FileBytes::Mapped(at, size);
-  }
-  Result<std::string> bytes = ReadAll(fd, path);
-  if (!bytes.ok()) return bytes.status();
-  return FileBytes(std::move(*bytes));
+  Result<std::string> read = ReadAll(fd, path);
+  if (!read.ok()) return read.status();
+  return FileBytes(std::move(*read));
 }
 
 // Opens a file an operator names (FileSystem::ReadNamedFile's rules): no symbolic link at any

@@ -35,6 +35,31 @@ std::string Config(const std::string& script, int timeout_ms = 20000,
   return y;
 }
 
+// Until `stop`, gives a "go" line to whoever holds the FIFO `go` of server/gated_allow.sh open
+// and, with `drain_started`, takes the "started" line of any checker that says it: one writer's
+// line can meet two readers of one FIFO (one reads it, the other the EOF), so checkers sharing
+// the FIFOs each get theirs this way, and none waits for ever.
+std::thread FeedGo(const test::TempDir& fifos, const std::atomic<bool>& stop, bool drain_started) {
+  return std::thread([&fifos, &stop, drain_started] {
+    while (!stop.load()) {
+      if (drain_started) {
+        char sink[64];
+        int started = ::open((fifos / "started").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (started >= 0) {
+          (void)!::read(started, sink, sizeof sink);
+          ::close(started);
+        }
+      }
+      int go = ::open((fifos / "go").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (go >= 0) {
+        (void)!::write(go, "go\n", 3);
+        ::close(go);
+      }
+      std::this_thread::yield();
+    }
+  });
+}
+
 std::string AttemptBody(const Workspace& ws, int64_t revision = 4, const std::string& extra = "") {
   json a = {{"id", ws.card()},
             {"from", "designing"},
@@ -528,21 +553,11 @@ TEST_CASE(
   // Both checkers wait on the one FIFO "go": one writer's "go\n" can meet both readers (one
   // reads the line, the other the EOF), so a second blocking write could wait forever. Feed a
   // line to whoever has it open until both answers are in.
-  std::atomic<int> answered{0};
-  std::thread feeder([&] {
-    while (answered.load() < 2) {
-      int fd = ::open((fifos / "go").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-      if (fd >= 0) {
-        (void)!::write(fd, "go\n", 3);
-        ::close(fd);
-      }
-      std::this_thread::yield();
-    }
-  });
+  std::atomic<bool> answered{false};
+  std::thread feeder = FeedGo(fifos, answered, false);
   t1.join();
-  ++answered;
   t2.join();
-  ++answered;
+  answered = true;
   feeder.join();
   CHECK(a1.json()["allowed"] == true);
   CHECK(a2.json()["allowed"] == true);
@@ -708,22 +723,7 @@ TEST_CASE("serve: an attempt queued when the config is reloaded is decided under
   // Whoever runs the gated checker now (the first attempt; the queued one too if it ran under
   // the retired config) gets its "go"; none is left waiting.
   std::atomic<bool> answered{false};
-  std::thread feeder([&] {
-    while (!answered.load()) {
-      char sink[64];
-      int started = ::open((fifos / "started").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-      if (started >= 0) {
-        (void)!::read(started, sink, sizeof sink);
-        ::close(started);
-      }
-      int go = ::open((fifos / "go").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-      if (go >= 0) {
-        (void)!::write(go, "go\n", 3);
-        ::close(go);
-      }
-      std::this_thread::yield();
-    }
-  });
+  std::thread feeder = FeedGo(fifos, answered, true);
   in_flight.join();
   waiting.join();
   answered = true;
