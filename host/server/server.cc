@@ -1588,6 +1588,20 @@ int RunServer(const ServerOptions& in) {
   if (options.max_checks < 1) return Usage("--max-checks must be at least 1");
   if (options.max_queue < 0) return Usage("--max-queue must be 0 or more");
   if (options.max_connections < 1) return Usage("--max-connections must be at least 1");
+  // One directory under two spellings (a symlinked path, a bind mount) would get two per-card
+  // queues, so two attempts on one card could run at once (trial20b 2-2): one spelling each.
+  for (size_t i = 0; i < options.roots.size(); ++i) {
+    struct stat a {};
+    if (::stat(options.roots[i].c_str(), &a) != 0) continue;  // a missing root: refused below
+    for (size_t j = 0; j < i; ++j) {
+      struct stat b {};
+      if (::stat(options.roots[j].c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+          a.st_ino == b.st_ino) {
+        return Usage("--root " + options.roots[j] + " and --root " + options.roots[i] +
+                     " are the same directory; serve it under one path");
+      }
+    }
+  }
   if (options.allow_remote && options.token_file.empty()) {
     return Usage("--allow-remote needs --token-file FILE: remote callers must send a bearer token");
   }

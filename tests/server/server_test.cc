@@ -390,6 +390,18 @@ TEST_CASE("serve: a non-loopback TCP address is refused without --allow-remote")
   CHECK(r2.err.find("--allow-remote needs --token-file") != std::string::npos);
 }
 
+// trial20b 2-2: one workspace served under two spellings got two per-card queues, so two
+// attempts on one card ran at once (the store's revision check held, the serialisation did not).
+TEST_CASE("serve: one root under two spellings is refused at start") {
+  test::TempDir ws;
+  REQUIRE(std::filesystem::create_directories(ws / ".devflow"));
+  std::filesystem::create_directory_symlink(ws.path(), ws / "alias");
+  auto r = test::RunGate({"--root", ws / ".devflow", "--root", ws / "alias/.devflow", "serve",
+                          "--listen", "127.0.0.1:0"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("are the same directory; serve it under one path") != std::string::npos);
+}
+
 TEST_CASE(
     "serve: attempts beyond --max-checks and --max-queue get 503 with Retry-After, one card runs "
     "one at a time") {
