@@ -285,6 +285,26 @@ TEST_CASE(
         old_intent + "\n" + garbage + "\n" + new_outcome + "\n" + undated + "\n" + torn);
 }
 
+// trial19 4a: /v1/admit records the caller's `at`; the row's age is the recorder's clock, which
+// its decision id carries, so a caller cannot pick when its row leaves the ledger.
+TEST_CASE("ledger prune and list --since age a row by its decision id, not the caller's at") {
+  OperatorRoot r;
+  // Recorded two days before kT0, claiming a time in the far future.
+  const std::string old_row =
+      Row("20260914T080000.000Z-0000000a", "9999-12-31T23:59:59.999Z", "allowed");
+  // Recorded at kT0's day, claiming 1999.
+  const std::string new_row =
+      Row("20260916T070000.000Z-0000000b", "1999-01-01T00:00:00.000Z", "allowed");
+  Spit(LedgerPath(r), old_row + "\n" + new_row + "\n");
+  Ran since = RunOp(RunLedgerCommand, {"list", "--since", "1d"}, r.Ctx());
+  CHECK(since.code == 0);
+  CHECK(since.out.find("20260914T080000.000Z-0000000a") == std::string::npos);
+  CHECK(since.out.find("20260916T070000.000Z-0000000b") != std::string::npos);
+  Ran ran = RunOp(RunLedgerCommand, {"prune", "--older-than", "1d"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(Slurp(LedgerPath(r)) == new_row + "\n");
+}
+
 TEST_CASE("ledger prune --keep and --json: no ledger is nothing to prune") {
   OperatorRoot r;
   Ran none = RunOp(RunLedgerCommand, {"prune", "--keep", "1"}, r.Ctx());
