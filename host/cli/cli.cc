@@ -566,9 +566,18 @@ static int RunCliUnguarded(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   Globals g;
+  // An empty --config or --root (a wrapper's unset variable) would fall back to the default: for
+  // --config the workspace's own file, which the judged agent can write (trial21 8-3). Refused.
+  const CLI::Validator not_empty(
+      [](std::string& value) {
+        return value.empty() ? std::string("is empty (an unset variable?); pass a path") : "";
+      },
+      "PATH");
   app.add_option("--root", g.roots,
-                 "devflow root (default: $DEVFLOW_ROOT, else ./.devflow); serve takes several");
-  app.add_option("--config", g.config, "config file (default: <workspace>/devflow-gate.yaml)");
+                 "devflow root (default: $DEVFLOW_ROOT, else ./.devflow); serve takes several")
+      ->check(not_empty);
+  app.add_option("--config", g.config, "config file (default: <workspace>/devflow-gate.yaml)")
+      ->check(not_empty);
 
   int rc = kExitOk;
   // Only the invoked command's options are built (LazyCommands; a move built ~180 options).

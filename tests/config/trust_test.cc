@@ -82,6 +82,19 @@ TEST_CASE("trust: config and program outside the workspace, by --config or DEVFL
                               " is writable by others; chmod go-w " + trusted / "check.sh"));
 }
 
+// trial21 8-3: `--config ""` (a wrapper's unset variable) loaded the workspace's own config, the
+// one the judged agent can write.
+TEST_CASE("trust: an empty --config or --root is a usage error, not the default") {
+  test::TempDir ws;
+  test::Spit(ws / "devflow-gate.yaml", Config("/bin/true"));
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--config", "", "config", "check"}, {"--root", "", "config", "check"}}) {
+    auto r = test::RunGate(args, ws.path());
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("is empty (an unset variable?); pass a path") != std::string::npos);
+  }
+}
+
 // A path is in the workspace when, as written, it lies there, or a symlink along it does (the
 // agent retargets the link), or what it resolves to does (the trial of 2026-12-03: a
 // `command: [./checker]` linking to a strict checker outside drew no warning, and the agent
