@@ -523,6 +523,13 @@ static int RunCliUnguarded(int argc, char** argv) {
   // Global options come first; the commands below parse their own arguments (release_gate.py's
   // flags for `ground`, the checker's for `checker grounding`, the operators' sub-words), so
   // they are dispatched before CLI11 sees them.
+  // Set but empty is not unset: `DEVFLOW_GATE_CONFIG=$CFG devflow-gate …` with CFG unset would
+  // load the workspace's own config, which the judged agent can write (trial21 8-3).
+  if (const char* env = std::getenv("DEVFLOW_GATE_CONFIG"); env && !*env) {
+    std::cerr << "devflow-gate: DEVFLOW_GATE_CONFIG is set but empty (an unset variable?); set it "
+                 "to the config file or unset it\n";
+    return kExitUsage;
+  }
   Globals pre;
   int at = 1;
   while (at < argc) {

@@ -93,6 +93,9 @@ TEST_CASE("trust: an empty --config or --root is a usage error, not the default"
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("is empty (an unset variable?); pass a path") != std::string::npos);
   }
+  auto env = test::RunGate({"config", "check"}, ws.path(), {{"DEVFLOW_GATE_CONFIG", ""}});
+  CHECK(env.exit_code == 2);
+  CHECK(env.err.find("DEVFLOW_GATE_CONFIG is set but empty") != std::string::npos);
 }
 
 // A path is in the workspace when, as written, it lies there, or a symlink along it does (the
