@@ -138,9 +138,13 @@ std::optional<std::string> RefuseProcess(pid_t pid, int pidfd, const std::string
   if (still_holds && !still_holds(pid, inode)) {
     return who + " handed the connection on while it was examined";
   }
-  // The reads were the peer's own when the process the pidfd pins still runs now.
-  if (pidfd >= 0 && ::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) != 0) {
-    return who + " ended before its confinement could be checked";
+  // The reads were the peer's own when the process the pidfd pins still runs now. Only ESRCH
+  // says it ended: a server without CAP_KILL gets EPERM for another uid's live process (docs21
+  // F3: a server running as its own user refused every caller of another uid).
+  if (pidfd >= 0 && ::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) != 0 && errno != EPERM) {
+    if (errno == ESRCH) return who + " ended before its confinement could be checked";
+    return who + " cannot be asked whether it still runs (pidfd_send_signal: " + ErrnoName(errno) +
+           ")";
   }
   auto state = text ? ParseSeccompState(*text) : std::nullopt;
   if (!state) return who + "'s seccomp state cannot be read";

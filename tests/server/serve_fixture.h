@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
@@ -22,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -124,8 +126,10 @@ class Serve {
   /// `under_filter`: the server runs under one allow-everything seccomp filter of its own, as
   /// a hardened systemd unit or a container runtime would start it.
   /// `env`: variables set for the server on top of this process's environment.
+  /// `as_uid`: the server runs as this uid (and its primary group), as a unit's `User=` would.
   Serve(const std::string& cwd, const std::vector<std::string>& args, bool under_filter = false,
-        const std::map<std::string, std::string>& env = {}) {
+        const std::map<std::string, std::string>& env = {},
+        std::optional<std::pair<uid_t, gid_t>> as_uid = std::nullopt) {
     int err[2];
     REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
     std::vector<std::string> argv = {test::GateBinary()};
@@ -139,6 +143,10 @@ class Serve {
       ::dup2(devnull, 1);
       if (::chdir(cwd.c_str()) != 0) ::_exit(127);
       for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+      if (as_uid && (::setgroups(0, nullptr) != 0 || ::setgid(as_uid->second) != 0 ||
+                     ::setuid(as_uid->first) != 0)) {
+        ::_exit(125);
+      }
       if (under_filter) {
         sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         sock_fprog program{1, &allow};

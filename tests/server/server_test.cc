@@ -352,6 +352,31 @@ TEST_CASE("serve: a peer uid not on the allow list is refused on the unix socket
   CHECK(server.Get("/healthz").status == 200);  // our own uid still is
 }
 
+// docs21 F3: a server running as its own user (the unit's User=devflow) answered every allowed
+// caller of another uid 403 "ended before its confinement could be checked": the liveness probe
+// (pidfd_send_signal, signal 0) fails with EPERM for another uid's process, which still runs.
+TEST_CASE("serve: a server that is not root serves an allowed caller of another uid") {
+  if (::getuid() != 0) {
+    MESSAGE("needs root to run the server as another uid");
+    return;
+  }
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  struct passwd* nobody = ::getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  REQUIRE(::chmod(ws.path().c_str(), 0755) == 0);
+  test::TempDir run;
+  REQUIRE(::chown(run.path().c_str(), nobody->pw_uid, nobody->pw_gid) == 0);
+  const std::string socket = run / "gate.sock";
+  Serve serve(ws.path(),
+              {"--root", ws.root(), "serve", "--listen", "unix:" + socket, "--allow-uid", "0"},
+              false, {}, std::pair{nobody->pw_uid, nobody->pw_gid});
+  INFO("server log:\n" << serve.Log());
+  REQUIRE(!serve.WaitLog("\"msg\":\"listening\"").empty());
+  HttpAnswer a = Request(socket, "GET", "/healthz");
+  CHECK(a.status == 200);
+  CHECK(a.body.find("peer-confined") == std::string::npos);
+}
+
 TEST_CASE("serve: TCP needs the bearer token when a token file is given (401 without it)") {
   Workspace ws(Config(Fixture("checkers/allow.sh")));
   test::Spit(ws / "token", "s3cret-token\n");
