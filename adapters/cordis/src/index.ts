@@ -203,6 +203,13 @@ export function configProblem(config: Config): { problem: string } | { token?: s
 const PARK_ACTOR: DevActor = { kind: 'command', name: 'devflow-gate-cordis' }
 /** What a fail-closed veto says of its park (the server's kParkClaim, host/waterfall.h). */
 const PARK_CLAIM = '; the card is parked blocked until the deployment recovers'
+/**
+ * What a veto says of its park when the server could not decide: the park goes through this
+ * same gate, which needs the server too, so it is only queued (docs21 F2: PARK_CLAIM said the
+ * card was parked while the park was then vetoed; docs/decisions.md "never parks a park").
+ */
+const PARK_QUEUED = '; a park to blocked is queued, but it needs the admission server too: until the server ' +
+  'answers again the card stays where it is and every move of it is vetoed'
 /** What a fail-closed veto of a park says instead: no park of the park is queued. */
 const NO_PARK = 'this attempt is itself a park, so no further park is queued and the card stays where it is'
 
@@ -465,7 +472,7 @@ export function apply(ctx: Context, config: Config) {
       queuePark(attempt, { by: PARK_ACTOR, reason: `devflow-gate admission for ${edge} failed closed: ${answer}` })
       return {
         allowed: false,
-        reason: `devflow-gate admission for ${edge} could not run: ${answer}${PARK_CLAIM}`,
+        reason: `devflow-gate admission for ${edge} could not run: ${answer}${PARK_QUEUED}`,
       }
     }
     if (!answer.allowed) {

@@ -377,7 +377,7 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     const d = await deploy({ socket: stoppedSock })
     const decision = await d.transition(attemptOf(ws.cards.allow, ws.root))
     assert.equal(decision.allowed, false)
-    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission server at unix:.*stopped\.sock cannot be reached: .*; the card is parked blocked until the deployment recovers$/)
+    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission server at unix:.*stopped\.sock cannot be reached: .*; a park to blocked is queued, but it needs the admission server too: until the server answers again the card stays where it is and every move of it is vetoed$/)
     assert.ok(!d.events.includes('parked'), 'returned before the park committed')
     d.release()
     await settle()
@@ -442,7 +442,7 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     const d = await deployRunning({ socket: join(ws.dir, 'no-such.sock') })
     const decision = await d.root.waterfall('devflow/transition', attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true }))
     assert.equal(decision.allowed, false)
-    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission server at unix:.*no-such\.sock cannot be reached: .*; the card is parked blocked until the deployment recovers$/)
+    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission server at unix:.*no-such\.sock cannot be reached: .*; a park to blocked is queued, but it needs the admission server too: until the server answers again the card stays where it is and every move of it is vetoed$/)
     await d.settled()
     assert.equal(d.calls.length, 1, `park transitions asked for: ${d.calls.length}`)
     assert.deepEqual({ ...d.calls[0], reason: undefined }, {
@@ -513,7 +513,7 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     try {
       const d = await deployRunning({ socket: join(ws.dir, 'broken.sock') })
       const decision = await d.root.waterfall('devflow/transition', attemptOf(ws.cards.allow, ws.root), () => ({ allowed: true }))
-      assert.match((decision as any).reason, /could not run: the admission server answered HTTP 500: the queue is full; the card is parked/)
+      assert.match((decision as any).reason, /could not run: the admission server answered HTTP 500: the queue is full; a park to blocked is queued/)
       await d.settled()
       assert.equal(broken.requests(), 2)
       assert.equal(d.calls.length, 1)
@@ -542,7 +542,7 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     const attempt = { ...attemptOf(ws.cards.allow, ws.root), expectedRevision: 3n as unknown as number }
     const decision = await d.transition(attempt)
     assert.equal(decision.allowed, false)
-    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission request failed: .*BigInt.*; the card is parked blocked/)
+    assert.match((decision as any).reason, /^devflow-gate admission for designing->ready could not run: the admission request failed: .*BigInt.*; a park to blocked is queued/)
     d.release()
     await settle()
     assert.equal(d.calls.length, 1)
