@@ -11,6 +11,20 @@
 #include "reports/sha256.h"
 
 namespace devflow {
+
+// An attempt's `at` is the caller's for /v1/admit, so a caller writing a far past or future
+// `at` would otherwise pick when its row leaves the ledger and which --since window shows it
+// (trial19 4a).
+std::optional<int64_t> DecisionRecordedMs(const DecisionView& row) {
+  const std::string& id = row.id;
+  if (id.size() > 20 && id[8] == 'T' && id[15] == '.' && id[19] == 'Z' && id[20] == '-') {
+    const std::string iso = id.substr(0, 4) + "-" + id.substr(4, 2) + "-" + id.substr(6, 2) + "T" +
+                            id.substr(9, 2) + ":" + id.substr(11, 2) + ":" + id.substr(13, 7);
+    if (std::optional<int64_t> ms = ParseIsoTime(iso)) return ms;
+  }
+  return ParseIsoTime(row.at);
+}
+
 namespace {
 
 bool IsAbsent(const Status& s) { return s.code() == "ENOENT"; }
@@ -36,26 +50,12 @@ std::string ActorText(const ojson& by) {
   return kind;
 }
 
-// When the decision was recorded, in ms since the epoch: the time its id carries (NewDecisionId,
-// the recorder's own clock, "20261205T172039.323Z-3fa9c1d2"), else its `at`. An attempt's `at` is
-// the caller's for /v1/admit, so a caller writing a far past or future `at` would otherwise pick
-// when its row leaves the ledger and which --since window shows it (trial19 4a).
-std::optional<int64_t> RecordedMs(const DecisionView& row) {
-  const std::string& id = row.id;
-  if (id.size() > 20 && id[8] == 'T' && id[15] == '.' && id[19] == 'Z' && id[20] == '-') {
-    const std::string iso = id.substr(0, 4) + "-" + id.substr(4, 2) + "-" + id.substr(6, 2) + "T" +
-                            id.substr(9, 2) + ":" + id.substr(11, 2) + ":" + id.substr(13, 7);
-    if (std::optional<int64_t> ms = ParseIsoTime(iso)) return ms;
-  }
-  return ParseIsoTime(row.at);
-}
-
 bool Matches(const DecisionView& row, const LedgerFilter& f) {
   if (!f.card.empty() && row.card != f.card) return false;
   if (!f.edge.empty() && row.edge != f.edge) return false;
   if (!f.outcome.empty() && row.outcome != f.outcome) return false;
   if (f.since_ms || f.until_ms) {
-    std::optional<int64_t> at = RecordedMs(row);
+    std::optional<int64_t> at = DecisionRecordedMs(row);
     if (!at) return false;  // a row without a readable time is outside every window
     if (f.since_ms && *at < *f.since_ms) return false;
     if (f.until_ms && *at >= *f.until_ms) return false;
@@ -275,7 +275,7 @@ LedgerPrunePlan PlanLedgerPrune(const LedgerScan& scan, const std::string& bytes
       undated.push_back(false);
     }
     const size_t g = it->second;
-    const std::optional<int64_t> at = RecordedMs(row);
+    const std::optional<int64_t> at = DecisionRecordedMs(row);
     if (!at) undated[g] = true;
     if (at && (!times[g] || *at > *times[g])) times[g] = at;
   }

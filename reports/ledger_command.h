@@ -36,6 +36,11 @@ struct DecisionView {
   std::string text;                 // the line itself (JSON)
 };
 
+/// When a decision row was recorded, in ms since the epoch: the time its id carries
+/// (NewDecisionId: the recorder's own clock), else its `at` (the caller's, for /v1/admit);
+/// nullopt when neither reads as a time. Retention and time windows age rows by it.
+std::optional<int64_t> DecisionRecordedMs(const DecisionView& row);
+
 /// The id shown for a row written before rows carried one: "sha-" + the first 12 hex digits
 /// of SHA-256 of the line's bytes (stable: pruning keeps lines byte for byte).
 std::string DerivedDecisionId(const std::string& line);

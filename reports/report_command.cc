@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <ostream>
+#include <set>
 #include <sstream>
 
+#include "host/store.h"
 #include "host/terminal.h"
+#include "host/warnings.h"
 #include "reports/cache_command.h"
 #include "reports/gate_layout.h"
 #include "reports/ledger_command.h"
@@ -220,6 +223,7 @@ struct PruneItem {
   const char* kind;         // "veto" | "fault"
   std::string cached_veto;  // the cache file that names it, or ""
   std::string decision;     // the ledger row (newer than the cut) that names it, or ""
+  bool parked = false;      // the newest fault report of a card parked blocked now
 };
 
 std::string ItemLine(const PruneItem& item) {
@@ -257,10 +261,35 @@ int ReportsPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry
   }
   if (rule.cut_ms) {
     for (const DecisionView& row : ledger.rows) {
-      const std::optional<int64_t> at = ParseIsoTime(row.at);
+      const std::optional<int64_t> at = DecisionRecordedMs(row);
       if (at && *at <= *rule.cut_ms) continue;
       for (const auto& named : {row.report, row.fault_report}) {
         if (named) decided_by.emplace(*named, row.id);
+      }
+    }
+  }
+
+  // The newest fault report of each card parked blocked now explains why it is parked: an
+  // operator recovering the card needs it whatever its age (trial21 4-1: a prune removed it
+  // while audit went on naming the parked card).
+  std::map<std::string, std::pair<int64_t, std::string>> newest_fault;  // card -> (at, path)
+  for (const auto& e : faults.entries) {
+    const std::optional<int64_t> at = e.problem.empty() ? ParseIsoTime(e.at) : std::nullopt;
+    if (!at) continue;
+    auto [it, fresh] = newest_fault.emplace(e.card, std::pair{*at, e.path});
+    if (!fresh && *at >= it->second.first) it->second = {*at, e.path};
+  }
+  std::set<std::string> park_reports;
+  {
+    CollectedWarnings dropped;
+    Store store(ctx.root, ctx.fs, SystemClock(), dropped);
+    for (const auto& [card_id, newest] : newest_fault) {
+      Result<Card> card = store.Read(card_id, FoldKeeps::kState);
+      if (card.ok() && card->stage == Location::kBlocked && !card->abandoned) {
+        park_reports.insert(newest.second);
+      } else if (!card.ok() && card.status().code() != "not-found" && !IsAbsent(card.status())) {
+        // Unknown whether it is parked: the closed way keeps its reports.
+        park_reports.insert(newest.second);
       }
     }
   }
@@ -275,7 +304,7 @@ int ReportsPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry
     }
     const std::vector<bool> removes = RetentionRemoves(times, rule);
     for (size_t i = 0; i < entries.size(); ++i) {
-      PruneItem item{&entries[i], kind, "", ""};
+      PruneItem item{&entries[i], kind, "", "", park_reports.count(entries[i].path) > 0};
       if (auto it = cached_by.find(entries[i].path); it != cached_by.end()) {
         item.cached_veto = it->second;
       }
@@ -286,7 +315,7 @@ int ReportsPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry
         ++kept;
         continue;
       }
-      if (!item.cached_veto.empty() || !item.decision.empty()) {
+      if (!item.cached_veto.empty() || !item.decision.empty() || item.parked) {
         protected_items.push_back(item);
         ++kept;
         continue;
@@ -343,6 +372,7 @@ int ReportsPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry
       x["kind"] = item.kind;
       x["cachedVeto"] = item.cached_veto.empty() ? ojson(nullptr) : ojson(item.cached_veto);
       x["decision"] = item.decision.empty() ? ojson(nullptr) : ojson(item.decision);
+      x["parked"] = item.parked;
       p.push_back(x);
     }
     j["protected"] = p;
@@ -354,15 +384,18 @@ int ReportsPrune(const OperatorContext& ctx, const RetentionRule& rule, bool dry
     for (const PruneItem& item : protected_items) {
       out << TerminalLine(
                  "kept " + ItemLine(item) + ": " +
-                 (!item.cached_veto.empty()
-                      ? "the cached veto " + item.cached_veto + " names it"
-                      : "the ledger row " + item.decision + ", newer than the cut, names it"))
+                 (!item.cached_veto.empty() ? "the cached veto " + item.cached_veto + " names it"
+                  : !item.decision.empty()
+                      ? "the ledger row " + item.decision + ", newer than the cut, names it"
+                      : "card " + item.report->card +
+                            " is parked blocked, and this is its newest fault report"))
           << "\n";
     }
     out << verb << Plural(removed.size(), "report", "reports") << " ("
         << Plural(removed_bytes, "byte", "bytes") << "), kept " << kept << " ("
         << protected_items.size()
-        << " only because a cached veto or a newer ledger row names it) in "
+        << " only because a cached veto or a newer ledger row names it, or it explains a "
+           "park) in "
         << TerminalLine(JoinList(dirs)) << "\n";
   }
   for (const auto& e : errors) err << "devflow-gate: reports prune: " << TerminalLine(e) << "\n";

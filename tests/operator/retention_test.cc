@@ -129,7 +129,7 @@ TEST_CASE("reports prune --older-than 0s keeps the report a cached veto names, r
                        "): the cached veto " + cached + " names it\n" + "removed 2 reports (" +
                        std::to_string(other_size + fault_size) +
                        " bytes), kept 1 (1 only because a cached veto or a newer ledger row "
-                       "names it) in " +
+                       "names it, or it explains a park) in " +
                        dirs + "\n");
   CHECK(Slurp(named).has_value());
   CHECK_FALSE(Slurp(other).has_value());
@@ -137,6 +137,32 @@ TEST_CASE("reports prune --older-than 0s keeps the report a cached veto names, r
   // The cached veto is still whole: audit finds no dangling cached veto.
   Ran audit = RunOp(RunAuditCommand, {}, r.Ctx());
   CHECK(audit.out.find("dangling") == std::string::npos);
+}
+
+// trial21 4-1: a prune removed the fault report of a card still parked by that fault; audit went
+// on naming the parked card, and the operator had lost why it was parked.
+TEST_CASE("reports prune keeps the newest fault report of a card parked blocked now") {
+  OperatorRoot r(CachedGateYaml());
+  r.DesigningCard("0003-c");
+  std::string journal = *Slurp(r.CardDir("0003-c") + "/journal.jsonl");
+  Spit(
+      r.CardDir("0003-c") + "/journal.jsonl",
+      journal +
+          R"({"rev":5,"at":"2026-09-16T08:04:00.000Z","type":"transition","from":"designing","to":"blocked","by":{"kind":"command","name":"devflow-agent-gate"},"reason":"agent check for designing->ready failed closed: timeout"})"
+          "\n");
+  r.DesigningCard("0004-d");  // not parked: its fault reports age out
+  auto [older, older_size] = FaultReport(r, "0003-c", 2, kDay1);
+  auto [newest, newest_size] = FaultReport(r, "0003-c", 4, kDay2);
+  auto [other, other_size] = FaultReport(r, "0004-d", 4, kDay2);
+  Ran ran = RunOp(RunReportsCommand, {"prune", "--older-than", "0s"}, r.Ctx());
+  INFO(ran.out << ran.err);
+  CHECK(ran.code == 0);
+  CHECK_FALSE(Slurp(older).has_value());
+  CHECK_FALSE(Slurp(other).has_value());
+  CHECK(Slurp(newest).has_value());
+  CHECK(ran.out.find("kept " + newest + " (fault report of card 0003-c, at " + kDay2 +
+                     "): card 0003-c is parked blocked, and this is its newest fault report") !=
+        std::string::npos);
 }
 
 TEST_CASE("reports prune --dry-run says what it would remove and deletes nothing") {
@@ -152,7 +178,7 @@ TEST_CASE("reports prune --dry-run says what it would remove and deletes nothing
                        "would remove " + b + " (veto report of card 0002-b, at " + kDay2 + ")\n" +
                        "would remove 2 reports (" + std::to_string(a_size + b_size) +
                        " bytes), kept 0 (0 only because a cached veto or a newer ledger row "
-                       "names it) in " +
+                       "names it, or it explains a park) in " +
                        r.ReportDir() + ", " + r.ReportDir() + "/faults\n");
   CHECK(Snapshot(r.ws.path()) == before);
 }
@@ -180,7 +206,7 @@ TEST_CASE(
         std::vector<std::string>{"removed " + b + " (veto report of card 0002-b, at " + kDay2 + ")",
                                  "removed 1 report (" + std::to_string(b_size) +
                                      " bytes), kept 2 (0 only because a cached veto or a newer "
-                                     "ledger row names it) in " +
+                                     "ledger row names it, or it explains a park) in " +
                                      r.ReportDir() + ", " + r.ReportDir() + "/faults"});
   CHECK(Slurp(c).has_value());
   CHECK(Slurp(f).has_value());  // the newest (and only) fault report
@@ -205,13 +231,16 @@ TEST_CASE("reports prune --json names what it removed, what it kept and why") {
        ojson::array({{{"path", gone}, {"kind", "veto"}, {"at", kDay1}, {"bytes", gone_size}}})},
       {"removedBytes", gone_size},
       {"kept", 2},
-      {"protected",
-       ojson::array(
-           {{{"path", named}, {"kind", "veto"}, {"cachedVeto", cached}, {"decision", nullptr}},
-            {{"path", fault},
-             {"kind", "fault"},
-             {"cachedVeto", nullptr},
-             {"decision", "20260916T080000.000Z-00000001"}}})},
+      {"protected", ojson::array({{{"path", named},
+                                   {"kind", "veto"},
+                                   {"cachedVeto", cached},
+                                   {"decision", nullptr},
+                                   {"parked", false}},
+                                  {{"path", fault},
+                                   {"kind", "fault"},
+                                   {"cachedVeto", nullptr},
+                                   {"decision", "20260916T080000.000Z-00000001"},
+                                   {"parked", false}}})},
       {"errors", ojson::array()}};
   CHECK(ran.out == expected.dump(2) + "\n");
   CHECK(Slurp(fault).has_value());
