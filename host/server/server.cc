@@ -554,6 +554,9 @@ class Core {
     std::optional<Attempt> attempt;
     bool recorded = false;
     std::string test_fault;  // X-Devflow-Test-Fault (DEVFLOW_GATE_TEST_FAULTS=1 only)
+    // While the attempt waits in the queue with a deadline: the timer that answers it at that
+    // deadline (ExpireQueued). Destroying the job (its start, the drain) cancels it.
+    std::unique_ptr<asio::steady_timer> expiry;
   };
 
   static std::string EndpointName(const std::string& path) {
@@ -819,8 +822,41 @@ class Core {
                     " attempts waiting; retry after the Retry-After delay"));
       return;
     }
+    const uint64_t seq = job.seq;
     waiting_.push_back(std::move(job));
     Pump();
+    ArmExpiry(seq);
+  }
+
+  // An attempt left waiting (behind its card's attempt in flight, or --max-checks) is answered
+  // at its caller's deadline, not when it would leave the queue (trial20b 1b-3: a caller
+  // waiting for its answer up to that deadline, devflow-gate-cordis, timed out first and parked
+  // the card while the ledger row said "vetoed ... not parked"). One timer per queued attempt
+  // on the io_context; an attempt that starts at once never arms one.
+  void ArmExpiry(uint64_t seq) {
+    auto it = std::find_if(waiting_.begin(), waiting_.end(),
+                           [seq](const Job& j) { return j.seq == seq; });
+    if (it == waiting_.end() || !it->deadline) return;
+    it->expiry = std::make_unique<asio::steady_timer>(io_, *it->deadline);
+    it->expiry->async_wait([this, seq](const boost::system::error_code& ec) {
+      if (!ec) ExpireQueued(seq);
+    });
+  }
+
+  // The deadline of a queued attempt came: it leaves the queue (no check starts for it) and is
+  // answered now, under the config current now, as Start would have answered it (Expired).
+  void ExpireQueued(uint64_t seq) {
+    auto it = std::find_if(waiting_.begin(), waiting_.end(),
+                           [seq](const Job& j) { return j.seq == seq; });
+    if (it == waiting_.end()) return;  // started or drained meanwhile
+    Job job = std::move(*it);
+    waiting_.erase(it);
+    UpdateGauges();
+    job.decision_id = DecisionId();
+    job.generation = current_;
+    job.deployment = current_->by_root.at(job.deployment->root).get();
+    Reply reply = Expired(job);
+    job.done(std::move(reply));
   }
 
   // Starts every waiting attempt that may run now, oldest first. Start runs the attempt's
@@ -851,6 +887,7 @@ class Core {
   }
 
   void Start(Job job) {
+    job.expiry.reset();  // cancels its queue deadline's timer: the attempt's budget takes over
     busy_.insert(job.key);
     ++running_;
     job.decision_id = DecisionId();
@@ -898,7 +935,9 @@ class Core {
   // running (trial20 2e: one committed 3.3 s after its 500 ms deadline, and a cache hit admitted
   // late): nothing is checked or committed and the card is not parked, as when the deadline
   // leaves a check too little time (docs/server.md "Limits and deadlines"). Its ledger row is
-  // `vetoed` with the reason, none under dryRun.
+  // `vetoed` with the reason and the attempt's edge and revision, none under dryRun. It is
+  // answered at the deadline by its queue timer (ExpireQueued); Start answers the same way one
+  // whose timer was due but had not run yet when the attempt could start.
   Reply Expired(Job& job) {
     const double ms =
         std::chrono::duration<double, std::milli>(Clock::now() - job.received).count();
@@ -907,7 +946,8 @@ class Core {
         std::to_string(static_cast<int64_t>(ms)) +
         "ms since it arrived); nothing was checked or committed and the card is not parked; "
         "give the move more time (the request's deadlineMs or X-Devflow-Deadline-Ms, "
-        "devflow-gate-cordis's timeoutMs) or retry when the server is less busy";
+        "devflow-gate-cordis's timeoutMs) or retry when the server is less busy" +
+        ResolveUnrun(job);
     RecordUnfinished(job, "vetoed", why);
     job.recorded = true;
     metrics_.Decision(job.endpoint, "deadline-passed", ms / 1000.0);
@@ -931,6 +971,30 @@ class Core {
     std::string json = MoveJson(job.move, out);
     json.insert(json.size() - 1, ",\"decisionId\":" + JsonString(job.decision_id));
     return JsonReply(200, json);
+  }
+
+  // The attempt of a /v1/moves request that never ran, for its ledger row's edge and revision
+  // (trial20b 1b-3: `"edge":"?->ready","revision":null`): the card as it stands, and the
+  // revision the request expected or else the card's. Returns what to add to the message when
+  // the card cannot be read (the row then keeps "?->" and the request's revision).
+  std::string ResolveUnrun(Job& job) {
+    if (job.attempt) return "";
+    Result<Card> card = job.deployment->store->Read(job.move.id, FoldKeeps::kState);
+    if (!card.ok()) {
+      return "; the card could not be read for this row's edge and revision: " +
+             card.status().message();
+    }
+    Attempt a;
+    a.id = job.move.id;
+    a.from = card->stage;
+    a.to = job.move.to;
+    a.expected_revision = job.move.expected_revision.value_or(card->stage_revision);
+    a.by = job.move.by;
+    a.reason = job.move.reason;
+    a.root = job.deployment->root;
+    a.at = SystemClock().NowIso();
+    job.attempt = std::move(a);
+    return "";
   }
 
   // A drain ends when no attempt runs and every answer has been written; a drain that timed

@@ -735,8 +735,13 @@ TEST_CASE("serve: an attempt queued when the config is reloaded is decided under
 }
 
 // trial20 2e: an attempt whose caller's deadline passed while it was queued was still decided
-// and committed seconds later (a cache hit admits without any check to refuse).
-TEST_CASE("serve: an attempt whose deadline passed in the queue is vetoed without running") {
+// and committed seconds later (a cache hit admits without any check to refuse). trial20b 1b-3:
+// it was vetoed only when it left the queue, so a caller that waits up to its deadline
+// (devflow-gate-cordis) timed out first and parked the card; and its ledger row said
+// `"edge":"?->ready","revision":null`.
+TEST_CASE(
+    "serve: an attempt queued past its deadline is vetoed at the deadline, while the card's "
+    "check still runs") {
   test::TempDir fifos;
   REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
   REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
@@ -747,38 +752,71 @@ TEST_CASE("serve: an attempt whose deadline passed in the queue is vetoed withou
     return e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
   };
   const size_t rows_before = rows_now().size();
-  HttpAnswer first, late;
-  std::thread in_flight([&] { first = server.Post("/v1/admit", AttemptBody(ws)); });
-  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
-  const auto sent = std::chrono::steady_clock::now();
-  std::thread waiting([&] {
-    late =
-        server.Post("/v1/moves", R"({"id":")" + ws.card() + R"(","to":"ready","deadlineMs":200})");
+  HttpAnswer first, late_move, late_admit;
+  std::atomic<bool> first_answered{false};
+  std::atomic<int> late_answered{0};
+  std::thread in_flight([&] {
+    first = server.Post("/v1/admit", AttemptBody(ws));
+    first_answered = true;
   });
-  while (server.Get("/metrics").body.find("devflow_gate_attempts_queued 1\n") ==
-         std::string::npos) {
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  std::thread waiting_move([&] {
+    late_move =
+        server.Post("/v1/moves", R"({"id":")" + ws.card() + R"(","to":"ready","deadlineMs":200})");
+    ++late_answered;
+  });
+  std::thread waiting_admit([&] {
+    late_admit = server.Post("/v1/admit", AttemptBody(ws), {"X-Devflow-Deadline-Ms: 300"});
+    ++late_answered;
+  });
+  // Both are answered at their deadlines while the card's first check is still held (its
+  // checker waits for "go"); the bound only keeps a failing run from hanging.
+  const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (late_answered.load() < 2 && std::chrono::steady_clock::now() < bound) {
     std::this_thread::yield();
   }
-  // Released only once the queued attempt's deadline is behind it.
-  while (std::chrono::steady_clock::now() - sent < std::chrono::milliseconds(300)) {
-    std::this_thread::yield();
-  }
+  CHECK(late_answered.load() == 2);
+  CHECK(!first_answered.load());
+  CHECK(server.Get("/metrics").body.find("devflow_gate_attempts_queued 0\n") != std::string::npos);
   test::Spit(fifos / "go", "go\n");
   in_flight.join();
-  waiting.join();
+  waiting_move.join();
+  waiting_admit.join();
   CHECK(first.json()["allowed"] == true);
-  INFO(late.body);
-  json moved = late.json();
+  INFO(late_move.body);
+  INFO(late_admit.body);
+  json moved = late_move.json();
   CHECK(moved["code"] == "vetoed");
   CHECK(moved["parked"] == false);
   CHECK(moved["message"].get<std::string>().find(
             "the caller's deadline passed while the attempt waited in the server's queue") == 0);
+  json admitted = late_admit.json();
+  CHECK(admitted["allowed"] == false);
+  CHECK(!admitted.contains("park"));
+  CHECK(admitted["reason"].get<std::string>().find(
+            "the caller's deadline passed while the attempt waited in the server's queue") == 0);
   CHECK(json::parse(ws.Gate({"card", "show", ws.card(), "--json"}).out)["stage"] == "designing");
+  // The rows: the first attempt's, and each late one's with its edge and revision.
   auto rows = rows_now();
-  REQUIRE(rows.size() == rows_before + 2);  // the first attempt's, and the late one's
-  json row = json::parse(rows.back());
-  CHECK(row["code"] == "vetoed");
-  CHECK(row["decision"] == moved["decisionId"]);
+  REQUIRE(rows.size() == rows_before + 3);
+  int vetoed = 0;
+  for (size_t i = rows_before; i < rows.size(); ++i) {
+    json row = json::parse(rows[i]);
+    INFO(rows[i]);
+    CHECK(row["edge"] == "designing->ready");
+    CHECK(row["revision"] == 4);
+    if (row["decision"] == moved["decisionId"] || row["decision"] == admitted["decisionId"]) {
+      CHECK(row["code"] == "vetoed");
+      CHECK(row["parked"] == false);
+      ++vetoed;
+    }
+  }
+  CHECK(vetoed == 2);
+  // No checker ran for the late ones: the first attempt's is the only run.
+  const std::string metrics = server.Get("/metrics").body;
+  INFO(metrics);
+  CHECK(metrics.find("devflow_gate_checker_runs_total{provider=\"checker\",outcome=\"ok\"} "
+                     "1\n") != std::string::npos);
 }
 
 // trial20 1j: the commit lock's retry slept on the server's one I/O thread, so five moves on a
