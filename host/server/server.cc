@@ -388,18 +388,38 @@ class Core {
   // What is decided from a request's headers alone, before its body is read (and before a
   // `100 Continue` invites it): the bearer token on TCP. A refusal is answered without reading
   // the body. The body's size is Beast's (body_limit at the Content-Length header: 413).
+  // A header that says one thing (the token, the deadline) sent twice is refused 400: which of
+  // the two counts would be the server's guess (it took the first), and a proxy or a client
+  // library between may have taken the other (trial20).
   std::optional<Reply> Screen(const http::request_header<>& req, const PeerInfo& peer) {
+    std::string_view target(req.target().data(), req.target().size());
+    const std::string endpoint = EndpointName(std::string(target.substr(0, target.find('?'))));
+    for (const char* name : {"Authorization", "X-Devflow-Deadline-Ms"}) {
+      if (req.count(name) > 1) {
+        Reply r = ErrorReply(400, name,
+                             "header " + std::string(name) +
+                                 " was sent more than once; send it once (which one would "
+                                 "count is not guessed)");
+        metrics_.Request(endpoint, r.status);
+        return r;
+      }
+    }
     if (!peer.tcp || token_.empty()) return std::nullopt;
     auto auth = req.find(http::field::authorization);
     std::string_view presented;
     if (auth != req.end()) presented = std::string_view(auth->value().data(), auth->value().size());
-    const std::string_view prefix = "Bearer ";
-    const bool ok = presented.size() > prefix.size() &&
-                    presented.substr(0, prefix.size()) == prefix &&
-                    SameToken(presented.substr(prefix.size()), token_);
+    // The scheme is matched without regard to case (RFC 7235 2.1: "bearer" is "Bearer"), and
+    // one or more spaces part it from the token.
+    const std::string_view scheme = "Bearer";
+    bool ok = presented.size() > scheme.size() &&
+              beast::iequals(presented.substr(0, scheme.size()), scheme) &&
+              presented[scheme.size()] == ' ';
+    if (ok) {
+      std::string_view token = presented.substr(scheme.size());
+      token.remove_prefix(std::min(token.find_first_not_of(' '), token.size()));
+      ok = SameToken(token, token_);
+    }
     if (ok) return std::nullopt;
-    std::string_view target(req.target().data(), req.target().size());
-    const std::string endpoint = EndpointName(std::string(target.substr(0, target.find('?'))));
     Reply r = ErrorReply(401, "Authorization",
                          "a bearer token is required: send Authorization: Bearer <token>");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");

@@ -363,6 +363,39 @@ TEST_CASE("serve: TCP needs the bearer token when a token file is given (401 wit
   CHECK(Request(port, "GET", "/healthz").status == 401);
   CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearer s3cret-tokeX"}).status == 401);
   CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearer s3cret-token"}).status == 200);
+  // The scheme is case-insensitive (RFC 7235), the token is not.
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: bearer s3cret-token"}).status == 200);
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: BEARER  s3cret-token"}).status ==
+        200);
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearer S3CRET-TOKEN"}).status == 401);
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearers3cret-token"}).status == 401);
+  // Two Authorization headers: refused, whichever holds the token (it took the first).
+  for (const auto& pair :
+       {std::vector<std::string>{"Authorization: Bearer s3cret-token", "Authorization: Bearer x"},
+        std::vector<std::string>{"Authorization: Bearer x",
+                                 "Authorization: Bearer s3cret-token"}}) {
+    HttpAnswer twice = Request(port, "GET", "/healthz", "", pair);
+    INFO(twice.body);
+    CHECK(twice.status == 400);
+    CHECK(twice.json()["field"] == "Authorization");
+  }
+}
+
+// trial20: a second X-Devflow-Deadline-Ms was ignored (the first won), whatever it said.
+TEST_CASE("serve: a repeated X-Devflow-Deadline-Ms header is refused 400") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  HttpAnswer twice = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"),
+                                 {"X-Devflow-Deadline-Ms: 60000", "X-Devflow-Deadline-Ms: 60000"});
+  INFO(twice.body);
+  CHECK(twice.status == 400);
+  CHECK(twice.json()["field"] == "X-Devflow-Deadline-Ms");
+  CHECK(twice.json()["error"].get<std::string>().find("was sent more than once") !=
+        std::string::npos);
+  HttpAnswer once = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"),
+                                {"X-Devflow-Deadline-Ms: 60000"});
+  CHECK(once.json()["allowed"] == true);
 }
 
 // trial20 4d: a token file with a blank first line, two lines or a leading space started a
