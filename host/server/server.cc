@@ -1748,6 +1748,13 @@ int RunServer(const ServerOptions& in) {
       }
     }
   };
+  // Whatever ends this function removes the sockets it bound: a start refused after a bind (a
+  // --socket-group no group has, a later --listen that cannot be bound) left its socket file
+  // behind, a path no server answers on (trial20).
+  struct UnlinkAtExit {
+    std::function<void()> unlink;
+    ~UnlinkAtExit() { unlink(); }
+  } unlink_at_exit{unlink_ours};
   // The TCP peer screens' threads, started with the first TCP listener (a server on unix
   // sockets only keeps one thread). Declared after the listeners' owners, so it stops (posts
   // nothing more) before any listener is destroyed; its results go to the I/O thread, which
@@ -1774,7 +1781,12 @@ int RunServer(const ServerOptions& in) {
       mode_t old = ::umask(0777 & ~static_cast<mode_t>(options.socket_mode));
       if (!ec) acceptor.bind(local_stream::endpoint(path), ec);
       ::umask(old);
-      if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+      if (ec) return Usage("cannot listen on unix:" + path + ": " + ec.message());
+      struct stat bound {};
+      if (::lstat(path.c_str(), &bound) != 0)
+        return Usage("cannot stat " + path + " after binding it");
+      socket_paths.push_back({path, bound.st_dev, bound.st_ino});
+      acceptor.listen(asio::socket_base::max_listen_connections, ec);
       if (ec) return Usage("cannot listen on unix:" + path + ": " + ec.message());
       ::chmod(path.c_str(), static_cast<mode_t>(options.socket_mode));
       if (!options.socket_group.empty()) {
@@ -1786,10 +1798,6 @@ int RunServer(const ServerOptions& in) {
       auto l = std::make_shared<Listener<local_stream>>(io, std::move(acceptor), core, path);
       l->Accept();
       stops.push_back([l] { l->Stop(); });
-      struct stat bound {};
-      if (::lstat(path.c_str(), &bound) != 0)
-        return Usage("cannot stat " + path + " after binding it");
-      socket_paths.push_back({path, bound.st_dev, bound.st_ino});
       Log().Write("info", {{"msg", "listening"}, {"listen", "unix:" + path}});
       continue;
     }

@@ -413,6 +413,29 @@ TEST_CASE("serve: a token file that is not one token alone on its line is refuse
   }
 }
 
+// trial20: a start refused after its socket was bound (`--socket-group` naming no group)
+// left the socket file behind.
+TEST_CASE("serve: a start refused after binding its unix socket removes the socket file") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  const std::string sock = ws / "gate.sock";
+  auto r = test::RunGate({"--root", ws.root(), "serve", "--listen", "unix:" + sock,
+                          "--socket-group", "devflow-no-such-group"},
+                         ws.path());
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cannot give " + sock + " to group devflow-no-such-group") != std::string::npos);
+  struct stat st {};
+  CHECK(::lstat(sock.c_str(), &st) != 0);
+  // A second --listen that cannot be bound: the first one's socket is removed too.
+  auto r2 = test::RunGate({"--root", ws.root(), "serve", "--listen", "unix:" + sock, "--listen",
+                           "unix:" + ws / "no-such-dir/gate.sock"},
+                          ws.path());
+  INFO(r2.err);
+  CHECK(r2.exit_code == 2);
+  CHECK(r2.err.find("cannot listen on unix:") != std::string::npos);
+  CHECK(::lstat(sock.c_str(), &st) != 0);
+}
+
 TEST_CASE("serve: a non-loopback TCP address is refused without --allow-remote") {
   auto r = test::RunGate({"--root", "/tmp/x/.devflow", "serve", "--listen", "0.0.0.0:0"});
   CHECK(r.exit_code == 2);
