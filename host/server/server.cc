@@ -637,7 +637,8 @@ class Core {
                               ",\"configHash\":" + JsonString(current_->hash) + "}");
   }
 
-  // The root a request names, which must be one the server was started with.
+  // The root a request names (absolute: the body's parser and QueryRoot refuse a relative
+  // one), which must be one the server was started with.
   Deployment* RootOf(const std::optional<std::string>& named, BodyError& error) {
     const std::string root = named ? AbsolutePath(*named) : options_.roots.front();
     auto it = current_->by_root.find(root);
@@ -652,9 +653,23 @@ class Core {
     return it->second.get();
   }
 
+  // The root a query names (`?root=`), or a 400 when it is not absolute: as a body's root
+  // (api.cc GetRoot), it is not made absolute against the server's working directory, which is
+  // not the caller's (trial20).
+  static std::optional<Reply> QueryRoot(const std::map<std::string, std::string>& query,
+                                        std::optional<std::string>& root) {
+    auto it = query.find("root");
+    if (it == query.end()) return std::nullopt;
+    if (it->second.empty() || it->second[0] != '/') {
+      return ErrorReply(400, "root", "query parameter \"root\" must be an absolute path");
+    }
+    root = it->second;
+    return std::nullopt;
+  }
+
   Reply CardReply(const std::string& id, const std::map<std::string, std::string>& query) {
     std::optional<std::string> root;
-    if (auto it = query.find("root"); it != query.end()) root = it->second;
+    if (auto refused = QueryRoot(query, root)) return std::move(*refused);
     BodyError error;
     Deployment* d = RootOf(root, error);
     if (!d) return ErrorReply(403, error.field, error.message);
@@ -694,7 +709,7 @@ class Core {
       req.expected_revision = n;
     }
     std::optional<std::string> root;
-    if (auto r = query.find("root"); r != query.end()) root = r->second;
+    if (auto refused = QueryRoot(query, root)) return std::move(*refused);
     BodyError error;
     Deployment* d = RootOf(root, error);
     if (!d) return ErrorReply(403, error.field, error.message);

@@ -1034,6 +1034,26 @@ TEST_CASE(
   CHECK(ex.json() == json::parse(cli.out));
 }
 
+// trial20: a relative ?root= was made absolute against the server's working directory (here
+// the workspace, where ".devflow" is the served root): answered 200, while a body's relative
+// root is refused.
+TEST_CASE("serve: a relative ?root= on /v1/cards and /v1/explain is refused 400") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  for (const std::string& target : {"/v1/cards/" + ws.card() + "?root=.devflow",
+                                    "/v1/explain?id=" + ws.card() + "&to=ready&root=.devflow",
+                                    "/v1/cards/" + ws.card() + "?root="}) {
+    HttpAnswer a = server.Get(target);
+    INFO(target << " -> " << a.body);
+    CHECK(a.status == 400);
+    CHECK(a.json()["field"] == "root");
+    CHECK(a.json()["error"] == "query parameter \"root\" must be an absolute path");
+  }
+  CHECK(server.Get("/v1/cards/" + ws.card() + "?root=" + ws.root()).status == 200);
+  CHECK(server.Get("/v1/explain?id=" + ws.card() + "&to=ready&root=" + ws.root()).status == 200);
+}
+
 TEST_CASE("serve: GET /v1/cards/{id} answers 409 with the store's code for a card it cannot read") {
   // trial19: a card.md over the read bound was a 500 ("serving the request threw"). The card's
   // files are the workspace's, not the request: the answer names why, as `card show` exits 4.
