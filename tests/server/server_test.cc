@@ -906,6 +906,46 @@ TEST_CASE("serve: a move waiting for a held commit.lock does not stop the server
   CHECK(test::Slurp(lock).value_or("") == std::to_string(test::LivePid()) + "\n");
 }
 
+// trial20: a move whose deadline ran out while it waited for commit.lock still committed when
+// the lock came free (here: removed once the deadline is behind the move).
+TEST_CASE("serve: a move whose deadline passes while it waits for commit.lock does not commit") {
+  Workspace ws("plugins: []\n");
+  ws.CardInDesigning();
+  const std::string lock = ws.card_dir() + "/commit.lock";
+  test::Spit(lock, std::to_string(test::LivePid()) + "\n");
+  SocketServer server(ws);
+  std::atomic<bool> answered{false};
+  HttpAnswer moved;
+  const auto sent = std::chrono::steady_clock::now();
+  std::thread mover([&] {
+    moved =
+        server.Post("/v1/moves", R"({"id":")" + ws.card() + R"(","to":"ready","deadlineMs":300})");
+    answered = true;
+  });
+  // The lock comes free only once the move's deadline is behind it (or the move answered).
+  while (!answered.load() &&
+         std::chrono::steady_clock::now() - sent < std::chrono::milliseconds(400)) {
+    std::this_thread::yield();
+  }
+  std::filesystem::remove(lock);
+  mover.join();
+  INFO(moved.body);
+  CHECK(moved.json()["code"] == "write-contended");
+  CHECK(moved.json()["message"].get<std::string>().find(
+            "the caller's deadline passed while waiting for the commit lock") != std::string::npos);
+  CHECK(json::parse(ws.Gate({"card", "show", ws.card(), "--json"}).out)["stage"] == "designing");
+  // The CLI's `move --timeout` waits the same way.
+  test::Spit(lock, std::to_string(test::LivePid()) + "\n");
+  auto cli = ws.Gate({"move", ws.card(), "ready", "--timeout", "100"});
+  INFO(cli.out << cli.err);
+  CHECK(cli.exit_code == 4);
+  CHECK(
+      (cli.out + cli.err).find("the caller's deadline passed while waiting for the commit lock") !=
+      std::string::npos);
+  std::filesystem::remove(lock);
+  CHECK(ws.Gate({"move", ws.card(), "ready"}).exit_code == 0);
+}
+
 TEST_CASE("serve: SIGTERM lets an attempt in flight finish and answer, then exits 0") {
   test::TempDir fifos;
   REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
