@@ -11,6 +11,7 @@
 
 #include "host/card_file.h"
 #include "host/cleanup.h"
+#include "host/deadline.h"
 #include "host/pause.h"
 #include "host/utf8.h"
 
@@ -654,11 +655,33 @@ class CommitLock {
 Status Store::WithCommitLock(const std::string& id, const std::string& action_hint,
                              const std::function<Status()>& body) {
   std::string lock = JoinPath(CardDir(id), "commit.lock");
+  // The caller's deadline (host/deadline.h) that passes while this waits for the lock ends the
+  // wait: nothing is committed for a caller who has given up (trial20: a move with a 300 ms
+  // deadline committed 2 s later, when the lock came free). A commit that took the lock at once
+  // is not cut short here.
+  const auto deadline_passed = [&] {
+    const auto deadline = AttemptDeadline();
+    if (!deadline || std::chrono::steady_clock::now() < *deadline) return Status::Ok();
+    return Refuse("write-contended",
+                  "card " + id +
+                      ": the caller's deadline passed while waiting for the commit "
+                      "lock (" +
+                      lock + ", held by another commit); nothing was written, so " + action_hint +
+                      " with more time (`move --timeout MS`, the request's "
+                      "deadlineMs or X-Devflow-Deadline-Ms, devflow-gate-cordis's timeoutMs)");
+  };
   for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
     Result<std::unique_ptr<CommitLock>> held = CommitLock::TryTake(fs_, warnings_, lock, id);
-    if (held.ok()) return body();  // `held` releases the lock however body() ends
+    if (held.ok()) {
+      // `held` releases the lock however this ends.
+      if (attempt > 0) {
+        if (Status late = deadline_passed(); !late.ok()) return late;
+      }
+      return body();
+    }
     // A lock is never broken by age (reference §3.4): only EEXIST is worth waiting on.
     if (held.status().code() != "EEXIST") return held.status();
+    if (Status late = deadline_passed(); !late.ok()) return late;
     if (attempt + 1 < kLockAttempts) Pause(kLockRetry);  // the server: only this attempt waits
   }
   // Never broken here, however it looks: a pid not running on this machine may be a commit in

@@ -342,7 +342,12 @@ int Move(const Globals& g, const MoveArgs& a, const char* argv0) {
   if (!actor) return Fail("--by must be human[:NAME], agent[:SESSION] or command[:NAME]");
   if (a.dry_run && a.explain) return Fail("pass --dry-run or --explain, not both");
   if (a.expect && *a.expect < 1) return Fail("--expect-revision must be a revision (1 or more)");
-  if (a.timeout_ms && *a.timeout_ms < 1) return Fail("--timeout must be a positive number of ms");
+  // Bounded as the server bounds X-Devflow-Deadline-Ms: above ~9.2e15 ms the deadline
+  // overflowed the clock and fell in the past, so every check was "not started" (trial20).
+  if (a.timeout_ms && (*a.timeout_ms < 1 || *a.timeout_ms > kMaxDeadlineMs)) {
+    return Fail("--timeout must be a whole number of ms from 1 to " +
+                std::to_string(kMaxDeadlineMs));
+  }
   // SIGTERM/SIGINT/SIGHUP end the move cleanly: tree killed, nothing committed, a ledger row,
   // exit 128 + the signal (issue 7 item 10).
   if (!CatchInterrupts()) return Fail("cannot catch SIGTERM/SIGINT/SIGHUP", 1);

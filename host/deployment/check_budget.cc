@@ -3,22 +3,14 @@
 #include <string>
 
 namespace devflow {
-namespace {
-thread_local std::optional<BudgetedChecker::TimePoint> current_deadline;
-}  // namespace
-
-BudgetedChecker::Scope::Scope(std::optional<TimePoint> deadline) : saved_(current_deadline) {
-  current_deadline = deadline;
-}
-
-BudgetedChecker::Scope::~Scope() { current_deadline = saved_; }
 
 Result<CheckReply> BudgetedChecker::Dispatch(const CheckRequest& request) {
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
   const auto start = std::chrono::steady_clock::now();
-  if (current_deadline) {
-    const int64_t left = duration_cast<milliseconds>(*current_deadline - start).count();
+  const std::optional<TimePoint> deadline = AttemptDeadline();
+  if (deadline) {
+    const int64_t left = duration_cast<milliseconds>(*deadline - start).count();
     if (left < request.timeout_ms) {
       Result<CheckReply> refused = Status::Error(
           "deadline",

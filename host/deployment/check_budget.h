@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "checker/dispatch.h"
+#include "host/deadline.h"
 
 namespace devflow {
 
@@ -40,17 +41,9 @@ class BudgetedChecker : public CheckerDispatch {
     return inner_.Provider(provider);
   }
 
-  /// Sets (or clears) the deadline of the attempt on this thread; RAII.
-  class Scope {
-   public:
-    explicit Scope(std::optional<TimePoint> deadline);
-    ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    std::optional<TimePoint> saved_;
-  };
+  /// Sets (or clears) the deadline of the attempt on this thread; RAII (host/deadline.h: the
+  /// one deadline the checks and the commit-lock wait both read).
+  using Scope = AttemptDeadlineScope;
 
  private:
   CheckerDispatch& inner_;

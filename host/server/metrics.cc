@@ -6,14 +6,24 @@
 namespace devflow {
 namespace {
 
+// Prometheus text escaping (\\, \", \n), and a control character other than \n written as
+// the text \xHH (its backslash escaped, so a scraper reads the four characters "\x1b"): the
+// format has no escape for them, and raw they reached the terminal of whoever curled /metrics
+// (an ESC in a provider name, trial20). A name holding the text "\x1b" itself renders the same.
 std::string Escape(const std::string& v) {
+  static const char kHex[] = "0123456789abcdef";
   std::string out;
   for (char c : v) {
+    const auto u = static_cast<unsigned char>(c);
     if (c == '\\' || c == '"') {
       out += '\\';
       out += c;
     } else if (c == '\n') {
       out += "\\n";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
     } else {
       out += c;
     }

@@ -388,18 +388,38 @@ class Core {
   // What is decided from a request's headers alone, before its body is read (and before a
   // `100 Continue` invites it): the bearer token on TCP. A refusal is answered without reading
   // the body. The body's size is Beast's (body_limit at the Content-Length header: 413).
+  // A header that says one thing (the token, the deadline) sent twice is refused 400: which of
+  // the two counts would be the server's guess (it took the first), and a proxy or a client
+  // library between may have taken the other (trial20).
   std::optional<Reply> Screen(const http::request_header<>& req, const PeerInfo& peer) {
+    std::string_view target(req.target().data(), req.target().size());
+    const std::string endpoint = EndpointName(std::string(target.substr(0, target.find('?'))));
+    for (const char* name : {"Authorization", "X-Devflow-Deadline-Ms"}) {
+      if (req.count(name) > 1) {
+        Reply r = ErrorReply(400, name,
+                             "header " + std::string(name) +
+                                 " was sent more than once; send it once (which one would "
+                                 "count is not guessed)");
+        metrics_.Request(endpoint, r.status);
+        return r;
+      }
+    }
     if (!peer.tcp || token_.empty()) return std::nullopt;
     auto auth = req.find(http::field::authorization);
     std::string_view presented;
     if (auth != req.end()) presented = std::string_view(auth->value().data(), auth->value().size());
-    const std::string_view prefix = "Bearer ";
-    const bool ok = presented.size() > prefix.size() &&
-                    presented.substr(0, prefix.size()) == prefix &&
-                    SameToken(presented.substr(prefix.size()), token_);
+    // The scheme is matched without regard to case (RFC 7235 2.1: "bearer" is "Bearer"), and
+    // one or more spaces part it from the token.
+    const std::string_view scheme = "Bearer";
+    bool ok = presented.size() > scheme.size() &&
+              beast::iequals(presented.substr(0, scheme.size()), scheme) &&
+              presented[scheme.size()] == ' ';
+    if (ok) {
+      std::string_view token = presented.substr(scheme.size());
+      token.remove_prefix(std::min(token.find_first_not_of(' '), token.size()));
+      ok = SameToken(token, token_);
+    }
     if (ok) return std::nullopt;
-    std::string_view target(req.target().data(), req.target().size());
-    const std::string endpoint = EndpointName(std::string(target.substr(0, target.find('?'))));
     Reply r = ErrorReply(401, "Authorization",
                          "a bearer token is required: send Authorization: Bearer <token>");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
@@ -554,6 +574,9 @@ class Core {
     std::optional<Attempt> attempt;
     bool recorded = false;
     std::string test_fault;  // X-Devflow-Test-Fault (DEVFLOW_GATE_TEST_FAULTS=1 only)
+    // While the attempt waits in the queue with a deadline: the timer that answers it at that
+    // deadline (ExpireQueued). Destroying the job (its start, the drain) cancels it.
+    std::unique_ptr<asio::steady_timer> expiry;
   };
 
   static std::string EndpointName(const std::string& path) {
@@ -614,7 +637,8 @@ class Core {
                               ",\"configHash\":" + JsonString(current_->hash) + "}");
   }
 
-  // The root a request names, which must be one the server was started with.
+  // The root a request names (absolute: the body's parser and QueryRoot refuse a relative
+  // one), which must be one the server was started with.
   Deployment* RootOf(const std::optional<std::string>& named, BodyError& error) {
     const std::string root = named ? AbsolutePath(*named) : options_.roots.front();
     auto it = current_->by_root.find(root);
@@ -629,9 +653,23 @@ class Core {
     return it->second.get();
   }
 
+  // The root a query names (`?root=`), or a 400 when it is not absolute: as a body's root
+  // (api.cc GetRoot), it is not made absolute against the server's working directory, which is
+  // not the caller's (trial20).
+  static std::optional<Reply> QueryRoot(const std::map<std::string, std::string>& query,
+                                        std::optional<std::string>& root) {
+    auto it = query.find("root");
+    if (it == query.end()) return std::nullopt;
+    if (it->second.empty() || it->second[0] != '/') {
+      return ErrorReply(400, "root", "query parameter \"root\" must be an absolute path");
+    }
+    root = it->second;
+    return std::nullopt;
+  }
+
   Reply CardReply(const std::string& id, const std::map<std::string, std::string>& query) {
     std::optional<std::string> root;
-    if (auto it = query.find("root"); it != query.end()) root = it->second;
+    if (auto refused = QueryRoot(query, root)) return std::move(*refused);
     BodyError error;
     Deployment* d = RootOf(root, error);
     if (!d) return ErrorReply(403, error.field, error.message);
@@ -671,7 +709,7 @@ class Core {
       req.expected_revision = n;
     }
     std::optional<std::string> root;
-    if (auto r = query.find("root"); r != query.end()) root = r->second;
+    if (auto refused = QueryRoot(query, root)) return std::move(*refused);
     BodyError error;
     Deployment* d = RootOf(root, error);
     if (!d) return ErrorReply(403, error.field, error.message);
@@ -819,8 +857,41 @@ class Core {
                     " attempts waiting; retry after the Retry-After delay"));
       return;
     }
+    const uint64_t seq = job.seq;
     waiting_.push_back(std::move(job));
     Pump();
+    ArmExpiry(seq);
+  }
+
+  // An attempt left waiting (behind its card's attempt in flight, or --max-checks) is answered
+  // at its caller's deadline, not when it would leave the queue (trial20b 1b-3: a caller
+  // waiting for its answer up to that deadline, devflow-gate-cordis, timed out first and parked
+  // the card while the ledger row said "vetoed ... not parked"). One timer per queued attempt
+  // on the io_context; an attempt that starts at once never arms one.
+  void ArmExpiry(uint64_t seq) {
+    auto it = std::find_if(waiting_.begin(), waiting_.end(),
+                           [seq](const Job& j) { return j.seq == seq; });
+    if (it == waiting_.end() || !it->deadline) return;
+    it->expiry = std::make_unique<asio::steady_timer>(io_, *it->deadline);
+    it->expiry->async_wait([this, seq](const boost::system::error_code& ec) {
+      if (!ec) ExpireQueued(seq);
+    });
+  }
+
+  // The deadline of a queued attempt came: it leaves the queue (no check starts for it) and is
+  // answered now, under the config current now, as Start would have answered it (Expired).
+  void ExpireQueued(uint64_t seq) {
+    auto it = std::find_if(waiting_.begin(), waiting_.end(),
+                           [seq](const Job& j) { return j.seq == seq; });
+    if (it == waiting_.end()) return;  // started or drained meanwhile
+    Job job = std::move(*it);
+    waiting_.erase(it);
+    UpdateGauges();
+    job.decision_id = DecisionId();
+    job.generation = current_;
+    job.deployment = current_->by_root.at(job.deployment->root).get();
+    Reply reply = Expired(job);
+    job.done(std::move(reply));
   }
 
   // Starts every waiting attempt that may run now, oldest first. Start runs the attempt's
@@ -851,6 +922,7 @@ class Core {
   }
 
   void Start(Job job) {
+    job.expiry.reset();  // cancels its queue deadline's timer: the attempt's budget takes over
     busy_.insert(job.key);
     ++running_;
     job.decision_id = DecisionId();
@@ -898,7 +970,9 @@ class Core {
   // running (trial20 2e: one committed 3.3 s after its 500 ms deadline, and a cache hit admitted
   // late): nothing is checked or committed and the card is not parked, as when the deadline
   // leaves a check too little time (docs/server.md "Limits and deadlines"). Its ledger row is
-  // `vetoed` with the reason, none under dryRun.
+  // `vetoed` with the reason and the attempt's edge and revision, none under dryRun. It is
+  // answered at the deadline by its queue timer (ExpireQueued); Start answers the same way one
+  // whose timer was due but had not run yet when the attempt could start.
   Reply Expired(Job& job) {
     const double ms =
         std::chrono::duration<double, std::milli>(Clock::now() - job.received).count();
@@ -907,7 +981,8 @@ class Core {
         std::to_string(static_cast<int64_t>(ms)) +
         "ms since it arrived); nothing was checked or committed and the card is not parked; "
         "give the move more time (the request's deadlineMs or X-Devflow-Deadline-Ms, "
-        "devflow-gate-cordis's timeoutMs) or retry when the server is less busy";
+        "devflow-gate-cordis's timeoutMs) or retry when the server is less busy" +
+        ResolveUnrun(job);
     RecordUnfinished(job, "vetoed", why);
     job.recorded = true;
     metrics_.Decision(job.endpoint, "deadline-passed", ms / 1000.0);
@@ -931,6 +1006,30 @@ class Core {
     std::string json = MoveJson(job.move, out);
     json.insert(json.size() - 1, ",\"decisionId\":" + JsonString(job.decision_id));
     return JsonReply(200, json);
+  }
+
+  // The attempt of a /v1/moves request that never ran, for its ledger row's edge and revision
+  // (trial20b 1b-3: `"edge":"?->ready","revision":null`): the card as it stands, and the
+  // revision the request expected or else the card's. Returns what to add to the message when
+  // the card cannot be read (the row then keeps "?->" and the request's revision).
+  std::string ResolveUnrun(Job& job) {
+    if (job.attempt) return "";
+    Result<Card> card = job.deployment->store->Read(job.move.id, FoldKeeps::kState);
+    if (!card.ok()) {
+      return "; the card could not be read for this row's edge and revision: " +
+             card.status().message();
+    }
+    Attempt a;
+    a.id = job.move.id;
+    a.from = card->stage;
+    a.to = job.move.to;
+    a.expected_revision = job.move.expected_revision.value_or(card->stage_revision);
+    a.by = job.move.by;
+    a.reason = job.move.reason;
+    a.root = job.deployment->root;
+    a.at = SystemClock().NowIso();
+    job.attempt = std::move(a);
+    return "";
   }
 
   // A drain ends when no attempt runs and every answer has been written; a drain that timed
@@ -1678,6 +1777,13 @@ int RunServer(const ServerOptions& in) {
       }
     }
   };
+  // Whatever ends this function removes the sockets it bound: a start refused after a bind (a
+  // --socket-group no group has, a later --listen that cannot be bound) left its socket file
+  // behind, a path no server answers on (trial20).
+  struct UnlinkAtExit {
+    std::function<void()> unlink;
+    ~UnlinkAtExit() { unlink(); }
+  } unlink_at_exit{unlink_ours};
   // The TCP peer screens' threads, started with the first TCP listener (a server on unix
   // sockets only keeps one thread). Declared after the listeners' owners, so it stops (posts
   // nothing more) before any listener is destroyed; its results go to the I/O thread, which
@@ -1704,7 +1810,12 @@ int RunServer(const ServerOptions& in) {
       mode_t old = ::umask(0777 & ~static_cast<mode_t>(options.socket_mode));
       if (!ec) acceptor.bind(local_stream::endpoint(path), ec);
       ::umask(old);
-      if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+      if (ec) return Usage("cannot listen on unix:" + path + ": " + ec.message());
+      struct stat bound {};
+      if (::lstat(path.c_str(), &bound) != 0)
+        return Usage("cannot stat " + path + " after binding it");
+      socket_paths.push_back({path, bound.st_dev, bound.st_ino});
+      acceptor.listen(asio::socket_base::max_listen_connections, ec);
       if (ec) return Usage("cannot listen on unix:" + path + ": " + ec.message());
       ::chmod(path.c_str(), static_cast<mode_t>(options.socket_mode));
       if (!options.socket_group.empty()) {
@@ -1716,10 +1827,6 @@ int RunServer(const ServerOptions& in) {
       auto l = std::make_shared<Listener<local_stream>>(io, std::move(acceptor), core, path);
       l->Accept();
       stops.push_back([l] { l->Stop(); });
-      struct stat bound {};
-      if (::lstat(path.c_str(), &bound) != 0)
-        return Usage("cannot stat " + path + " after binding it");
-      socket_paths.push_back({path, bound.st_dev, bound.st_ino});
       Log().Write("info", {{"msg", "listening"}, {"listen", "unix:" + path}});
       continue;
     }

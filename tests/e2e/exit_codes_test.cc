@@ -262,5 +262,25 @@ TEST_CASE("move --timeout shorter than checkTimeoutMs exits 1 vetoed, the card n
   CHECK(ws.Gate({"move", ws.card(), "ready", "--timeout", "60000"}).exit_code == 0);
 }
 
+// trial20: `move --timeout 18000000000000` overflowed the deadline into the past: every check
+// "not started", the move vetoed for a budget of 0 ms. Out of range is a usage error now.
+TEST_CASE("move --timeout out of 1..2147483647 is a usage error, nothing decided") {
+  Workspace ws("plugins: []\n");
+  Prepare(ws);
+  const std::string journal = test::Slurp(ws.journal_path()).value_or("");
+  const std::string ledger = ws.root() + "/ledger/decisions.jsonl";
+  const std::string rows = test::Slurp(ledger).value_or("");
+  for (const std::string ms : {"18000000000000", "2147483648", "0", "-5"}) {
+    auto r = ws.Gate({"move", ws.card(), "ready", "--timeout", ms});
+    INFO(ms << ": " << r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--timeout must be a whole number of ms from 1 to 2147483647") !=
+          std::string::npos);
+  }
+  CHECK(test::Slurp(ws.journal_path()).value_or("") == journal);
+  CHECK(test::Slurp(ledger).value_or("") == rows);
+  CHECK(ws.Gate({"move", ws.card(), "ready", "--timeout", "2147483647"}).exit_code == 0);
+}
+
 }  // namespace
 }  // namespace devflow::e2e

@@ -388,6 +388,39 @@ TEST_CASE("serve: TCP needs the bearer token when a token file is given (401 wit
   CHECK(Request(port, "GET", "/healthz").status == 401);
   CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearer s3cret-tokeX"}).status == 401);
   CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearer s3cret-token"}).status == 200);
+  // The scheme is case-insensitive (RFC 7235), the token is not.
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: bearer s3cret-token"}).status == 200);
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: BEARER  s3cret-token"}).status ==
+        200);
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearer S3CRET-TOKEN"}).status == 401);
+  CHECK(Request(port, "GET", "/healthz", "", {"Authorization: Bearers3cret-token"}).status == 401);
+  // Two Authorization headers: refused, whichever holds the token (it took the first).
+  for (const auto& pair :
+       {std::vector<std::string>{"Authorization: Bearer s3cret-token", "Authorization: Bearer x"},
+        std::vector<std::string>{"Authorization: Bearer x",
+                                 "Authorization: Bearer s3cret-token"}}) {
+    HttpAnswer twice = Request(port, "GET", "/healthz", "", pair);
+    INFO(twice.body);
+    CHECK(twice.status == 400);
+    CHECK(twice.json()["field"] == "Authorization");
+  }
+}
+
+// trial20: a second X-Devflow-Deadline-Ms was ignored (the first won), whatever it said.
+TEST_CASE("serve: a repeated X-Devflow-Deadline-Ms header is refused 400") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  HttpAnswer twice = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"),
+                                 {"X-Devflow-Deadline-Ms: 60000", "X-Devflow-Deadline-Ms: 60000"});
+  INFO(twice.body);
+  CHECK(twice.status == 400);
+  CHECK(twice.json()["field"] == "X-Devflow-Deadline-Ms");
+  CHECK(twice.json()["error"].get<std::string>().find("was sent more than once") !=
+        std::string::npos);
+  HttpAnswer once = server.Post("/v1/admit", AttemptBody(ws, 4, "\"dryRun\":true"),
+                                {"X-Devflow-Deadline-Ms: 60000"});
+  CHECK(once.json()["allowed"] == true);
 }
 
 // trial20 4d: a token file with a blank first line, two lines or a leading space started a
@@ -403,6 +436,29 @@ TEST_CASE("serve: a token file that is not one token alone on its line is refuse
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("does not hold one token alone on its first line") != std::string::npos);
   }
+}
+
+// trial20: a start refused after its socket was bound (`--socket-group` naming no group)
+// left the socket file behind.
+TEST_CASE("serve: a start refused after binding its unix socket removes the socket file") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  const std::string sock = ws / "gate.sock";
+  auto r = test::RunGate({"--root", ws.root(), "serve", "--listen", "unix:" + sock,
+                          "--socket-group", "devflow-no-such-group"},
+                         ws.path());
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cannot give " + sock + " to group devflow-no-such-group") != std::string::npos);
+  struct stat st {};
+  CHECK(::lstat(sock.c_str(), &st) != 0);
+  // A second --listen that cannot be bound: the first one's socket is removed too.
+  auto r2 = test::RunGate({"--root", ws.root(), "serve", "--listen", "unix:" + sock, "--listen",
+                           "unix:" + ws / "no-such-dir/gate.sock"},
+                          ws.path());
+  INFO(r2.err);
+  CHECK(r2.exit_code == 2);
+  CHECK(r2.err.find("cannot listen on unix:") != std::string::npos);
+  CHECK(::lstat(sock.c_str(), &st) != 0);
 }
 
 TEST_CASE("serve: a non-loopback TCP address is refused without --allow-remote") {
@@ -772,8 +828,13 @@ TEST_CASE("serve: an attempt queued when the config is reloaded is decided under
 }
 
 // trial20 2e: an attempt whose caller's deadline passed while it was queued was still decided
-// and committed seconds later (a cache hit admits without any check to refuse).
-TEST_CASE("serve: an attempt whose deadline passed in the queue is vetoed without running") {
+// and committed seconds later (a cache hit admits without any check to refuse). trial20b 1b-3:
+// it was vetoed only when it left the queue, so a caller that waits up to its deadline
+// (devflow-gate-cordis) timed out first and parked the card; and its ledger row said
+// `"edge":"?->ready","revision":null`.
+TEST_CASE(
+    "serve: an attempt queued past its deadline is vetoed at the deadline, while the card's "
+    "check still runs") {
   test::TempDir fifos;
   REQUIRE(::mkfifo((fifos / "started").c_str(), 0600) == 0);
   REQUIRE(::mkfifo((fifos / "go").c_str(), 0600) == 0);
@@ -784,38 +845,71 @@ TEST_CASE("serve: an attempt whose deadline passed in the queue is vetoed withou
     return e2e::Lines(test::Slurp(ws.root() + "/ledger/decisions.jsonl").value_or(""));
   };
   const size_t rows_before = rows_now().size();
-  HttpAnswer first, late;
-  std::thread in_flight([&] { first = server.Post("/v1/admit", AttemptBody(ws)); });
-  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
-  const auto sent = std::chrono::steady_clock::now();
-  std::thread waiting([&] {
-    late =
-        server.Post("/v1/moves", R"({"id":")" + ws.card() + R"(","to":"ready","deadlineMs":200})");
+  HttpAnswer first, late_move, late_admit;
+  std::atomic<bool> first_answered{false};
+  std::atomic<int> late_answered{0};
+  std::thread in_flight([&] {
+    first = server.Post("/v1/admit", AttemptBody(ws));
+    first_answered = true;
   });
-  while (server.Get("/metrics").body.find("devflow_gate_attempts_queued 1\n") ==
-         std::string::npos) {
+  CHECK(test::Slurp(fifos / "started").value_or("") == "started\n");
+  std::thread waiting_move([&] {
+    late_move =
+        server.Post("/v1/moves", R"({"id":")" + ws.card() + R"(","to":"ready","deadlineMs":200})");
+    ++late_answered;
+  });
+  std::thread waiting_admit([&] {
+    late_admit = server.Post("/v1/admit", AttemptBody(ws), {"X-Devflow-Deadline-Ms: 300"});
+    ++late_answered;
+  });
+  // Both are answered at their deadlines while the card's first check is still held (its
+  // checker waits for "go"); the bound only keeps a failing run from hanging.
+  const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (late_answered.load() < 2 && std::chrono::steady_clock::now() < bound) {
     std::this_thread::yield();
   }
-  // Released only once the queued attempt's deadline is behind it.
-  while (std::chrono::steady_clock::now() - sent < std::chrono::milliseconds(300)) {
-    std::this_thread::yield();
-  }
+  CHECK(late_answered.load() == 2);
+  CHECK(!first_answered.load());
+  CHECK(server.Get("/metrics").body.find("devflow_gate_attempts_queued 0\n") != std::string::npos);
   test::Spit(fifos / "go", "go\n");
   in_flight.join();
-  waiting.join();
+  waiting_move.join();
+  waiting_admit.join();
   CHECK(first.json()["allowed"] == true);
-  INFO(late.body);
-  json moved = late.json();
+  INFO(late_move.body);
+  INFO(late_admit.body);
+  json moved = late_move.json();
   CHECK(moved["code"] == "vetoed");
   CHECK(moved["parked"] == false);
   CHECK(moved["message"].get<std::string>().find(
             "the caller's deadline passed while the attempt waited in the server's queue") == 0);
+  json admitted = late_admit.json();
+  CHECK(admitted["allowed"] == false);
+  CHECK(!admitted.contains("park"));
+  CHECK(admitted["reason"].get<std::string>().find(
+            "the caller's deadline passed while the attempt waited in the server's queue") == 0);
   CHECK(json::parse(ws.Gate({"card", "show", ws.card(), "--json"}).out)["stage"] == "designing");
+  // The rows: the first attempt's, and each late one's with its edge and revision.
   auto rows = rows_now();
-  REQUIRE(rows.size() == rows_before + 2);  // the first attempt's, and the late one's
-  json row = json::parse(rows.back());
-  CHECK(row["code"] == "vetoed");
-  CHECK(row["decision"] == moved["decisionId"]);
+  REQUIRE(rows.size() == rows_before + 3);
+  int vetoed = 0;
+  for (size_t i = rows_before; i < rows.size(); ++i) {
+    json row = json::parse(rows[i]);
+    INFO(rows[i]);
+    CHECK(row["edge"] == "designing->ready");
+    CHECK(row["revision"] == 4);
+    if (row["decision"] == moved["decisionId"] || row["decision"] == admitted["decisionId"]) {
+      CHECK(row["code"] == "vetoed");
+      CHECK(row["parked"] == false);
+      ++vetoed;
+    }
+  }
+  CHECK(vetoed == 2);
+  // No checker ran for the late ones: the first attempt's is the only run.
+  const std::string metrics = server.Get("/metrics").body;
+  INFO(metrics);
+  CHECK(metrics.find("devflow_gate_checker_runs_total{provider=\"checker\",outcome=\"ok\"} "
+                     "1\n") != std::string::npos);
 }
 
 // trial20 1j: the commit lock's retry slept on the server's one I/O thread, so five moves on a
@@ -847,6 +941,46 @@ TEST_CASE("serve: a move waiting for a held commit.lock does not stop the server
   INFO(moved.body);
   CHECK(moved.json()["code"] == "write-contended");
   CHECK(test::Slurp(lock).value_or("") == std::to_string(test::LivePid()) + "\n");
+}
+
+// trial20: a move whose deadline ran out while it waited for commit.lock still committed when
+// the lock came free (here: removed once the deadline is behind the move).
+TEST_CASE("serve: a move whose deadline passes while it waits for commit.lock does not commit") {
+  Workspace ws("plugins: []\n");
+  ws.CardInDesigning();
+  const std::string lock = ws.card_dir() + "/commit.lock";
+  test::Spit(lock, std::to_string(test::LivePid()) + "\n");
+  SocketServer server(ws);
+  std::atomic<bool> answered{false};
+  HttpAnswer moved;
+  const auto sent = std::chrono::steady_clock::now();
+  std::thread mover([&] {
+    moved =
+        server.Post("/v1/moves", R"({"id":")" + ws.card() + R"(","to":"ready","deadlineMs":300})");
+    answered = true;
+  });
+  // The lock comes free only once the move's deadline is behind it (or the move answered).
+  while (!answered.load() &&
+         std::chrono::steady_clock::now() - sent < std::chrono::milliseconds(400)) {
+    std::this_thread::yield();
+  }
+  std::filesystem::remove(lock);
+  mover.join();
+  INFO(moved.body);
+  CHECK(moved.json()["code"] == "write-contended");
+  CHECK(moved.json()["message"].get<std::string>().find(
+            "the caller's deadline passed while waiting for the commit lock") != std::string::npos);
+  CHECK(json::parse(ws.Gate({"card", "show", ws.card(), "--json"}).out)["stage"] == "designing");
+  // The CLI's `move --timeout` waits the same way.
+  test::Spit(lock, std::to_string(test::LivePid()) + "\n");
+  auto cli = ws.Gate({"move", ws.card(), "ready", "--timeout", "100"});
+  INFO(cli.out << cli.err);
+  CHECK(cli.exit_code == 4);
+  CHECK(
+      (cli.out + cli.err).find("the caller's deadline passed while waiting for the commit lock") !=
+      std::string::npos);
+  std::filesystem::remove(lock);
+  CHECK(ws.Gate({"move", ws.card(), "ready"}).exit_code == 0);
 }
 
 TEST_CASE("serve: SIGTERM lets an attempt in flight finish and answer, then exits 0") {
@@ -975,6 +1109,26 @@ TEST_CASE(
   REQUIRE(ex.status == 200);
   auto cli = ws.Gate({"move", ws.card(), "ready", "--explain", "--json"});
   CHECK(ex.json() == json::parse(cli.out));
+}
+
+// trial20: a relative ?root= was made absolute against the server's working directory (here
+// the workspace, where ".devflow" is the served root): answered 200, while a body's relative
+// root is refused.
+TEST_CASE("serve: a relative ?root= on /v1/cards and /v1/explain is refused 400") {
+  Workspace ws(Config(Fixture("checkers/allow.sh")));
+  ws.CardInDesigning();
+  SocketServer server(ws);
+  for (const std::string& target : {"/v1/cards/" + ws.card() + "?root=.devflow",
+                                    "/v1/explain?id=" + ws.card() + "&to=ready&root=.devflow",
+                                    "/v1/cards/" + ws.card() + "?root="}) {
+    HttpAnswer a = server.Get(target);
+    INFO(target << " -> " << a.body);
+    CHECK(a.status == 400);
+    CHECK(a.json()["field"] == "root");
+    CHECK(a.json()["error"] == "query parameter \"root\" must be an absolute path");
+  }
+  CHECK(server.Get("/v1/cards/" + ws.card() + "?root=" + ws.root()).status == 200);
+  CHECK(server.Get("/v1/explain?id=" + ws.card() + "&to=ready&root=" + ws.root()).status == 200);
 }
 
 TEST_CASE("serve: GET /v1/cards/{id} answers 409 with the store's code for a card it cannot read") {

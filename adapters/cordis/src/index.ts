@@ -101,12 +101,29 @@ export interface Config {
   tokenFile?: string
   /** The uid that must own `socket` (devflow-gate serve's uid; root's always may); default this process's uid. */
   serverUid?: number
-  /** The whole admission's budget in ms, 1 to 2147483647; also sent as X-Devflow-Deadline-Ms. */
+  /**
+   * The whole admission's budget in ms, 1 to 2147483647; sent as X-Devflow-Deadline-Ms less a
+   * margin (deadlineFor).
+   */
   timeoutMs: number
 }
 
 /** The largest timeoutMs: node's timers and the server's X-Devflow-Deadline-Ms stop there. */
 export const MAX_TIMEOUT_MS = 2147483647
+
+/**
+ * The X-Devflow-Deadline-Ms sent for a `timeoutMs`: a margin below it (a tenth, at least 50 ms
+ * and at most 1000 ms; at least 1 ms is sent), so that the server's answer at its deadline (an
+ * attempt still queued behind the card's attempt in flight is vetoed then, not parked) arrives
+ * before this plugin gives up waiting, which parks (trial20b 1b-3: with the deadline equal to
+ * timeoutMs the plugin's timer fired first and parked the card the server's row said was not
+ * parked). The margin is capped so the default timeoutMs (610000) still leaves a check of the
+ * default checkTimeoutMs (600000) room to start.
+ */
+export function deadlineFor(timeoutMs: number): number {
+  const margin = Math.min(1000, Math.max(50, Math.floor(timeoutMs / 10)))
+  return Math.max(1, timeoutMs - margin)
+}
 
 /**
  * What is wrong with `url` for this plugin, or undefined when it can be used: it must parse, be
@@ -146,7 +163,7 @@ export const Config: Schema<Config> = Schema.object({
   tokenFile: Schema.string().description('file holding the bearer token (devflow-gate serve --token-file)'),
   serverUid: Schema.number().description('uid that must own the socket; default the uid of this process'),
   timeoutMs: Schema.number().default(610000)
-    .description('admission budget in ms (1 to 2147483647), sent as the deadline: keep it above the longest checkTimeoutMs'),
+    .description('admission budget in ms (1 to 2147483647), sent as the deadline less a margin (a tenth, 50 to 1000 ms): keep it 1000 ms above the longest checkTimeoutMs'),
 })
 
 /**
@@ -347,8 +364,9 @@ async function admit(config: Config, token: string | undefined, attempt: Transit
   const headers: Record<string, string | number> = {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),
-    // The server does not start a check that cannot finish within what is left of this.
-    'X-Devflow-Deadline-Ms': config.timeoutMs,
+    // The server does not start a check that cannot finish within what is left of this, and
+    // answers an attempt still queued when it passes; a margin below our own wait (deadlineFor).
+    'X-Devflow-Deadline-Ms': deadlineFor(config.timeoutMs),
   }
   if (token) headers.Authorization = `Bearer ${token}`
   const where = config.socket ? `unix:${config.socket}` : config.url!

@@ -508,6 +508,47 @@ describe('devflow-gate-cordis against a real devflow-gate serve', () => {
     }
   })
 
+  // trial20b 1b-3: an attempt queued behind the card's attempt in flight was answered only when
+  // it left the queue, and the plugin sent its own timeoutMs as the deadline, so its timer fired
+  // first: vetoed AND parked, while the server's row said "not parked". Now the server answers
+  // at the deadline, which the plugin sends a margin below its own wait.
+  test('an attempt queued behind a busy card is vetoed at the server\'s deadline: nothing parked', async () => {
+    spawnSync('mkfifo', [join(ws.dir, 'started.fifo'), join(ws.dir, 'release.fifo')])
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      const fd = openSync(join(ws.dir, 'release.fifo'), constants.O_RDWR | constants.O_NONBLOCK)
+      writeSync(fd, 'go\n')
+      closeSync(fd)
+    }
+    try {
+      const held = rawRequest(socket, 'POST', '/v1/admit', JSON.stringify({ ...attemptOf(ws.cards.hold, ws.root), dryRun: true }))
+      await readFile(join(ws.dir, 'started.fifo')) // the card's check runs, and is held
+      const d = await deploy({ socket, timeoutMs: 1000 })
+      const decision = await d.transition(attemptOf(ws.cards.hold, ws.root))
+      assert.equal(decision.allowed, false)
+      assert.match((decision as any).reason, /^the caller's deadline passed while the attempt waited in the server's queue \(\d+ms since it arrived\); nothing was checked or committed and the card is not parked/)
+      d.release()
+      await settle()
+      assert.deepEqual(d.events, ['returned'])
+      assert.equal(d.calls.length, 0)
+      release()
+      assert.equal((await held).status, 200)
+    } finally {
+      release()
+    }
+  })
+
+  test('the deadline sent is a margin below timeoutMs', () => {
+    assert.equal(gate.deadlineFor(610000), 609000)
+    assert.equal(gate.deadlineFor(5000), 4500)
+    assert.equal(gate.deadlineFor(200), 150)
+    assert.equal(gate.deadlineFor(30), 1)
+    assert.equal(gate.deadlineFor(1), 1)
+    assert.equal(gate.deadlineFor(gate.MAX_TIMEOUT_MS), gate.MAX_TIMEOUT_MS - 1000)
+  })
+
   test('another status than 503 is still a fault: vetoed and parked', async () => {
     const broken = await answering(join(ws.dir, 'broken.sock'), 500)
     try {
