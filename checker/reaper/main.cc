@@ -116,6 +116,14 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
       *checker_reaped = true;
       *checker_status = WaitStatus(info);
     }
+    // One reaped: when no child is left (ECHILD) nothing of the tree runs, since the orphans of
+    // every process that exited were re-parented to R before it could be reaped; so the common
+    // end (C reaped, no other child) needs no second look at /proc (issue 8: 3 system calls).
+    siginfo_t left{};
+    if (info.si_pid != 0 && ::waitid(P_ALL, 0, &left, WEXITED | WNOHANG | WNOWAIT) != 0 &&
+        errno == ECHILD) {
+      return;
+    }
   }
 }
 
