@@ -14,7 +14,8 @@
 //     copied; R waits until C has exec'd) and then keeps none of the check's pipes (stdio on
 //     /dev/null);
 //  3. C: writes its pid on the report pipe, takes its own session (setsid: no controlling
-//     terminal; its own process group), default signals,
+//     terminal; its own process group), default signals (R started by the host undoes only its
+//     own ignores: the host's spawn gave R every signal at its default; R' every signal),
 //     PR_SET_PDEATHSIG(SIGKILL) tied to R, ApplyConfinement, marks every fd above 2
 //     close-on-exec and execs; on a failure it reports the errno
 //     and _exits 127;

@@ -116,6 +116,14 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
       *checker_reaped = true;
       *checker_status = WaitStatus(info);
     }
+    // One reaped: when no child is left (ECHILD) nothing of the tree runs, since the orphans of
+    // every process that exited were re-parented to R before it could be reaped; so the common
+    // end (C reaped, no other child) needs no second look at /proc (issue 8: 3 system calls).
+    siginfo_t left{};
+    if (info.si_pid != 0 && ::waitid(P_ALL, 0, &left, WEXITED | WNOHANG | WNOWAIT) != 0 &&
+        errno == ECHILD) {
+      return;
+    }
   }
 }
 
@@ -166,6 +174,11 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
   EndLike(status);
 }
 
+// The signals R ignores (not stopped or ended by the terminal; the host asks through the control
+// pipe), and so the only ones whose disposition C has to undo when the host started R.
+constexpr int kReaperIgnores[] = {SIGINT,  SIGQUIT, SIGHUP,  SIGTERM,
+                                  SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU};
+
 // C, between fork and exec. Never returns.
 [[noreturn]] void StartChecker(pid_t reaper, int report, const ConfinementPlan& plan,
                                char* const* argv) {
@@ -176,9 +189,24 @@ void KillTree(pid_t self, pid_t checker, int* checker_status, bool* checker_reap
   // group never misses it. C is R's child, never a group leader, so setsid() cannot fail EPERM.
   int err = ::setsid() < 0 ? errno : 0;
   Send(report, kCheckerPid, static_cast<int32_t>(::getpid()));
-  // SIG_IGN survives exec: undo the reaper's ignores (and any other), clear the mask.
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);  // EINVAL for glibc-internal
+  // SIG_IGN survives exec: undo the reaper's ignores, clear the mask. R started by the host
+  // (report >= 0) began with every signal at its default (the host's posix_spawn resets all of
+  // them, POSIX_SPAWN_SETSIGDEF, and the exec reset R's handlers), and R changed only
+  // kReaperIgnores: those 8 are all there is to undo (issue 8: the loop over every signal was
+  // 62 system calls of every check). R' inside bubblewrap has no such promise: every one.
+  if (report >= 0) {
+    for (int sig : kReaperIgnores) ::signal(sig, SIG_DFL);
+  } else {
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);  // EINVAL for glibc-internal
+    }
+  }
+  // glibc's internal signals (32 and 33) are refused by signal() and sigaction(), and the host's
+  // posix_spawn leaves them SIG_IGN in R: the raw system call undoes that. All zeros is SIG_DFL,
+  // no flags and an empty mask in the kernel's struct sigaction of every architecture.
+  for (int sig = 32; sig < SIGRTMIN; ++sig) {
+    const unsigned long defaults[4] = {};
+    ::syscall(SYS_rt_sigaction, sig, defaults, nullptr, sizeof(uint64_t));
   }
   sigset_t none;
   sigemptyset(&none);
@@ -267,9 +295,7 @@ int CheckerMain(void* arg) {
   }
 
   // R: not stopped or ended by the terminal (the host asks through the control pipe).
-  for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU}) {
-    ::signal(sig, SIG_IGN);
-  }
+  for (int sig : kReaperIgnores) ::signal(sig, SIG_IGN);
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) Fail(report_fd, errno);
   const pid_t self = ::getpid();
   CheckerStart start{self, report_fd, &plan, argv + kExecutable};

@@ -214,6 +214,28 @@ TEST_CASE(
   CHECK(Canonical(probe["cwd"].get<std::string>()) == Canonical(ws.path()));
 }
 
+TEST_CASE(
+    "the checker starts with no signal ignored and none blocked, whatever the host ignores and "
+    "blocks, at every level") {
+  TempDir ws;
+  // The host ignores SIGUSR2 and SIGPIPE (doctest_main) and blocks SIGUSR1 while it dispatches;
+  // the reaper ignores the terminal's signals: none of it may reach the checker.
+  struct sigaction ignore {
+  }, saved_usr2{};
+  ignore.sa_handler = SIG_IGN;
+  REQUIRE(::sigaction(SIGUSR2, &ignore, &saved_usr2) == 0);
+  sigset_t usr1, saved_mask;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  REQUIRE(::pthread_sigmask(SIG_BLOCK, &usr1, &saved_mask) == 0);
+  SubprocessChecker checker({Command("signals", {Fixture("signal_state.sh")})}, "", FastOptions());
+  auto reply = checker.Dispatch(Request("signals", ws.path()));
+  ::pthread_sigmask(SIG_SETMASK, &saved_mask, nullptr);
+  ::sigaction(SIGUSR2, &saved_usr2, nullptr);
+  REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+  CHECK(reply->text == "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
 TEST_CASE("a bare program name is searched on the host PATH") {
   TempDir ws;
   // The script in the workspace: a confined checker reads only its readable set (issue 7).
