@@ -5,6 +5,7 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <malloc.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -36,6 +37,37 @@ constexpr int kAppendReopens = 64;
 
 // WriteFileAtomic's temp names tried past EEXIST before it gives up (see there).
 constexpr int kTempNameTries = 1000;
+
+// What a read lease (fcntl(2) F_SETLEASE F_RDLCK) on the file WriteFileAtomic's kIfUnchanged
+// compares says about writers: the kernel refuses it (EAGAIN) while any process holds the file
+// open for writing, and breaks it when one opens it later, so an editor that truncates card.md
+// and writes it in place, pausing between writes, is seen even while the file holds exactly the
+// bytes the caller read (trial20b 1a-1: 433 of 1686 bytes kept, 3 of 3).
+enum class Lease {
+  kHeld,        // no writer had the file open; a later writer's open breaks it (F_GETLEASE)
+  kWriterOpen,  // EAGAIN: a writer has the file open now
+  kNone,        // no lease (EACCES: not the file's owner and no CAP_LEASE; EINVAL: a file
+                // system without leases, some overlay or NFS mounts): the compare alone decides
+};
+
+// Takes a read lease on `fd` (opened O_RDONLY). A break is signalled to the holder, with SIGIO
+// unless F_SETSIG names another signal, and SIGIO's default action ends the process: this fd
+// names SIGURG, whose default action is to ignore it and for which the gate sets no handler,
+// so no process-wide disposition changes and the checkers the gate spawns inherit nothing.
+// The break is read with F_GETLEASE (StillLeased), never from the signal.
+Lease TakeReadLease(int fd) {
+  if (::fcntl(fd, F_SETSIG, SIGURG) != 0) return Lease::kNone;
+  if (::fcntl(fd, F_SETLEASE, F_RDLCK) == 0) return Lease::kHeld;
+  return errno == EAGAIN ? Lease::kWriterOpen : Lease::kNone;
+}
+
+// True while the read lease TakeReadLease took on `fd` is unbroken: a writer that opened the
+// file since makes F_GETLEASE answer F_UNLCK (the lease is being broken), and that writer's
+// open waits until the lease is released (fs.lease-break-time at most, 45 s by default).
+bool StillLeased(int fd) { return ::fcntl(fd, F_GETLEASE) == F_RDLCK; }
+
+// Releases the lease on `fd`, so a writer waiting in open(2) goes on at once.
+void ReleaseLease(int fd) { ::fcntl(fd, F_SETLEASE, F_UNLCK); }
 
 // Closes an fd on scope exit (RAII for every fd, STYLE.md).
 class UniqueFd {
@@ -716,15 +748,25 @@ class PosixFs : public FileSystem {
     if (Status s = WriteAll(fd.get(), data, tmp); !s.ok()) return fail(s);
     if (::fsync(fd.get()) != 0) return fail(OsError(errno, "fsync", tmp));
     if (::close(fd.release()) != 0) return fail(OsError(errno, "close", tmp));
+    // kIfUnchanged: the file at `path`, leased (TakeReadLease) from before the compare until
+    // after the rename, so a writer that has it open, or opens it meanwhile, counts as a change.
+    UniqueFd now;
+    Lease lease = Lease::kNone;
+    auto stale = [&] {
+      if (lease == Lease::kHeld) ReleaseLease(now.get());
+      now.reset();
+      return fail(Status::Error(
+          "ESTALE", "rename " + path + ": the file changed since it was read (ESTALE)"));
+    };
     if (replace == Replace::kIfUnchanged) {
-      UniqueFd now(
+      now.reset(
           ::openat(place.at(), place.name.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+      if (now.get() >= 0) lease = TakeReadLease(now.get());
+      if (lease == Lease::kWriterOpen) return stale();
       Result<std::string> held = now.get() >= 0 ? ReadRegular(now.get(), path)
                                                 : Result<std::string>(OsError(errno, "open", path));
-      if (!held.ok() || *held != read_before) {
-        return fail(Status::Error(
-            "ESTALE", "rename " + path + ": the file changed since it was read (ESTALE)"));
-      }
+      if (!held.ok() || *held != read_before) return stale();
+      if (lease == Lease::kHeld && !StillLeased(now.get())) return stale();
     }
     // rename(2) replaces a symlink at the final name; it never writes through one.
     if (replace == Replace::kNever) {
@@ -738,8 +780,12 @@ class PosixFs : public FileSystem {
       }
       if (rc != 0) return fail(OsError(errno, "rename", path));
     } else if (::renameat(place.at(), tmp_at.c_str(), place.at(), place.name.c_str()) != 0) {
-      return fail(OsError(errno, "rename", path));
+      const int err = errno;
+      if (lease == Lease::kHeld) ReleaseLease(now.get());
+      return fail(OsError(err, "rename", path));
     }
+    if (lease == Lease::kHeld) ReleaseLease(now.get());
+    now.reset();
     return place.SyncParent(path);
   }
 

@@ -103,8 +103,14 @@ class FileSystem {
   /// `replace` kIfUnchanged renames only when, after the temp is written and synced, `path` is
   /// still a regular file holding exactly `read_before` (compared just before the rename);
   /// otherwise `path` is left as it is and the result is code "ESTALE": `rename <path>: the
-  /// file changed since it was read (ESTALE)`, for the caller to read it again and retry. A
-  /// change that lands in the microseconds between that compare and the rename is not seen.
+  /// file changed since it was read (ESTALE)`, for the caller to read it again and retry.
+  /// A writer counts as a change too: a read lease (F_SETLEASE F_RDLCK) is taken on the file
+  /// before the compare and held until after the rename; it is refused while any process has
+  /// the file open for writing (an editor that truncated it and writes the rest in place) and
+  /// broken by a writer that opens it meanwhile: both give "ESTALE". Where the kernel grants
+  /// no lease (not the file's owner and no CAP_LEASE, or a file system without leases) the
+  /// compare alone decides. A writer that opens the file in the microseconds between the last
+  /// lease check and the rename is not seen.
   virtual Status WriteFileAtomic(const std::string& path, std::string_view data,
                                  Replace replace = Replace::kExisting,
                                  std::string_view read_before = {}) = 0;

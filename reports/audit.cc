@@ -98,10 +98,24 @@ CardsPart CheckCards(const OperatorContext& ctx, Findings& f) {
                            "of this card fails until then)");
       continue;
     }
+    const size_t warned = dropped.lines.size();
     auto card = store.Read(id);
     if (!card.ok()) {
       unfoldable(id, card.status().message());
       continue;
+    }
+    // The store's read warns when card.md's front matter is not the journal's stage (a commit
+    // that left card.md as a person was editing it, a kill before the rewrite): the same
+    // finding here, with its fix (trial20b 1a-3: audit said healthy).
+    const std::string drift = "devflow: projection drift for card ";
+    const std::string wins = "; the journal wins";
+    for (size_t i = warned; i < dropped.lines.size(); ++i) {
+      const std::string& line = dropped.lines[i];
+      if (!line.starts_with(drift) || !line.ends_with(wins)) continue;
+      f.warnings.push_back(line.substr(9, line.size() - 9 - wins.size()) +
+                           "; card.md's front matter lags the journal, which wins (reads and "
+                           "moves follow it); the card's next commit (`move` or `artifact add`) "
+                           "rewrites the front matter");
     }
     part.active.push_back(std::move(*card));
   }

@@ -230,6 +230,27 @@ TEST_CASE("a blocked card alone is a warning: audit stays healthy") {
   CHECK(lines.back() == "healthy: 0 problems, 1 warning");
 }
 
+TEST_CASE("audit warns of card.md front matter behind the journal, with its fix") {
+  // trial20b 1a-3: a commit that left card.md as a person was editing it (host/store.cc
+  // RewriteProjection) and audit said healthy.
+  OperatorRoot r;
+  r.DesigningCard("0001-a");
+  const std::string card_md = r.CardDir("0001-a") + "/card.md";
+  Spit(card_md, "---\ntitle: A\nstage: draft\nstageRevision: 1\n---\n\nbody\n");
+  r.DesigningCard("0002-b");
+  Spit(r.CardDir("0002-b") + "/card.md",
+       "---\ntitle: B\nstage: designing\nstageRevision: 4\n---\n\nbody\n");
+  Ran ran = RunOp(RunAuditCommand, {}, r.Ctx());
+  CHECK(ran.code == 0);
+  auto lines = Lines(ran.out);
+  CHECK(lines.at(lines.size() - 2) ==
+        "warning: projection drift for card 0001-a at " + card_md +
+            ": stage \"draft\" (journal: \"designing\"); stageRevision 1 (journal: 4); card.md's "
+            "front matter lags the journal, which wins (reads and moves follow it); the card's "
+            "next commit (`move` or `artifact add`) rewrites the front matter");
+  CHECK(lines.back() == "healthy: 0 problems, 1 warning");
+}
+
 TEST_CASE("audit names a commit.lock that holds no pid") {
   OperatorRoot r;
   r.DesigningCard("0001-a");
