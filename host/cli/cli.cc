@@ -584,7 +584,7 @@ static int RunCliUnguarded(int argc, char** argv) {
       [](std::string& value) {
         return value.empty() ? std::string("is empty (an unset variable?); pass a path") : "";
       },
-      "PATH");
+      "");
   app.add_option("--root", g.roots,
                  "devflow root (default: $DEVFLOW_ROOT, else ./.devflow); serve takes several")
       ->check(not_empty);
