@@ -2183,6 +2183,23 @@ size_t BidiControlAt(std::string_view s, size_t i, char32_t* cp) {
   return 0;
 }
 
+// `U+202E RIGHT-TO-LEFT OVERRIDE`: a bidi control named as the verdict scan names one (not as
+// a `\u202e` escape, which that scan refuses in a verdict block, escaped backslash or not).
+std::string BidiControlName(char32_t cp) {
+  static constexpr const char* kNames[] = {
+      "LEFT-TO-RIGHT EMBEDDING", "RIGHT-TO-LEFT EMBEDDING", "POP DIRECTIONAL FORMATTING",
+      "LEFT-TO-RIGHT OVERRIDE",  "RIGHT-TO-LEFT OVERRIDE",  "LEFT-TO-RIGHT ISOLATE",
+      "RIGHT-TO-LEFT ISOLATE",   "FIRST STRONG ISOLATE",    "POP DIRECTIONAL ISOLATE"};
+  const char* name = cp == 0x061C   ? "ARABIC LETTER MARK"
+                     : cp == 0x200E ? "LEFT-TO-RIGHT MARK"
+                     : cp == 0x200F ? "RIGHT-TO-LEFT MARK"
+                     : cp <= 0x202E ? kNames[cp - 0x202A]
+                                    : kNames[5 + (cp - 0x2066)];
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "U+%04X ", static_cast<unsigned>(cp));
+  return hex + std::string(name);
+}
+
 // The claim's bidi controls, written as is (in `written`) or made by a character reference (in
 // `rendered`, whose bytes come from `origin`'s offsets of `written`), by code point.
 std::vector<BidiFinding> FindBidiControls(std::string_view written, std::string_view rendered,
@@ -2469,9 +2486,7 @@ std::vector<std::string> GroundingReasons(const GroundingResult& result) {
   std::vector<std::string> reasons;
   reasons.reserve(result.bidi.size() + result.ungrounded.size() + result.links.size());
   for (const BidiFinding& b : result.bidi) {
-    char cp[16];
-    std::snprintf(cp, sizeof cp, "\\u%04x", static_cast<unsigned>(b.code_point));
-    reasons.push_back("bidi control " + std::string(cp) + " in the claim (line " +
+    reasons.push_back("bidi control " + BidiControlName(b.code_point) + " in the claim (line " +
                       std::to_string(b.line) + ":" + std::to_string(b.column) + ", " +
                       std::to_string(b.count) +
                       " in all): a reader may see the text in another order than it is written, "

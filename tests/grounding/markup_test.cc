@@ -119,7 +119,7 @@ TEST_CASE("a rendered-only ref is not grounded by evidence markup a reader sees 
   CHECK(GroundDefault("Covers RE<b></b>Q-7.", "Needs REQ<i>-</i>7.").grounded);
 }
 
-TEST_CASE("a bidi control in the claim refuses it, named escaped at its first position") {
+TEST_CASE("a bidi control in the claim refuses it, named by code point at its first position") {
   // U+202E RIGHT-TO-LEFT OVERRIDE: `7-QER` shows as REQ-7 (trial21 3-1).
   const GroundingResult r = GroundDefault(
       "Intro.\nThe design covers \xE2\x80\xAE"
@@ -130,14 +130,16 @@ TEST_CASE("a bidi control in the claim refuses it, named escaped at its first po
   const std::string why =
       " in all): a reader may see the text in another order than it is written, so its "
       "specifics cannot be checked; remove it";
-  CHECK(GroundingReasons(r) == Strings{"bidi control \\u202e in the claim (line 2:19, 1" + why,
-                                       "bidi control \\u202c in the claim (line 2:25, 1" + why});
+  CHECK(GroundingReasons(r) ==
+        Strings{"bidi control U+202E RIGHT-TO-LEFT OVERRIDE in the claim (line 2:19, 1" + why,
+                "bidi control U+202C POP DIRECTIONAL FORMATTING in the claim (line 2:25, 1" + why});
   // Grounded specifics do not make it checkable; each code point once, with its count.
   const GroundingResult twice = GroundDefault(
       "REQ-1 \xE2\x81\xA7x\xE2\x81\xA9 REQ-2 \xE2\x81\xA7y\xE2\x81\xA9.", "REQ-1, REQ-2");
   CHECK_FALSE(twice.grounded);
-  CHECK(GroundingReasons(twice) == Strings{"bidi control \\u2067 in the claim (line 1:7, 2" + why,
-                                           "bidi control \\u2069 in the claim (line 1:9, 2" + why});
+  CHECK(GroundingReasons(twice) ==
+        Strings{"bidi control U+2067 RIGHT-TO-LEFT ISOLATE in the claim (line 1:7, 2" + why,
+                "bidi control U+2069 POP DIRECTIONAL ISOLATE in the claim (line 1:9, 2" + why});
 }
 
 TEST_CASE("every bidi control refuses a claim, written or as a character reference") {
