@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -2205,35 +2206,46 @@ std::string BidiControlName(char32_t cp) {
 std::vector<BidiFinding> FindBidiControls(std::string_view written, std::string_view rendered,
                                           const std::vector<size_t>& origin) {
   std::vector<BidiFinding> found;
-  std::optional<Positions> positions;
+  std::vector<size_t> first;  // per finding, the offset of its first occurrence
   auto add = [&](char32_t cp, size_t offset) {
-    auto it = std::find_if(found.begin(), found.end(),
-                           [&](const BidiFinding& f) { return f.code_point == cp; });
-    if (!positions) positions.emplace(written);
-    const auto [line, column] = positions->At(offset);
+    const auto it = std::find_if(found.begin(), found.end(),
+                                 [&](const BidiFinding& f) { return f.code_point == cp; });
     if (it == found.end()) {
-      found.push_back({cp, line, column, 1});
+      found.push_back({cp, 0, 0, 1});
+      first.push_back(offset);
     } else {
       ++it->count;
-      if (std::pair(line, column) < std::pair(it->line, it->column)) {
-        it->line = line, it->column = column;
-      }
+      size_t& at = first[static_cast<size_t>(it - found.begin())];
+      at = std::min(at, offset);
     }
   };
   auto scan = [&](std::string_view s, bool made_only) {
-    for (size_t i = s.find_first_of("\xD8\xE2"); i != std::string_view::npos;
-         i = s.find_first_of("\xD8\xE2", i + 1)) {
-      char32_t cp = 0;
-      if (BidiControlAt(s, i, &cp) == 0) continue;
-      if (!made_only) {
-        add(cp, i);
-      } else if (written[origin[i]] == '&') {  // a character reference (a raw one counted above)
-        add(cp, origin[i]);
+    for (const char lead : {'\xD8', '\xE2'}) {  // each control's first byte, found by memchr
+      const char* const begin = s.data();
+      const char* const end = begin + s.size();
+      for (const char* p = begin; p < end;) {
+        p = static_cast<const char*>(std::memchr(p, lead, static_cast<size_t>(end - p)));
+        if (p == nullptr) break;
+        const size_t i = static_cast<size_t>(p - begin);
+        char32_t cp = 0;
+        ++p;
+        if (BidiControlAt(s, i, &cp) == 0) continue;
+        if (!made_only) {
+          add(cp, i);
+        } else if (written[origin[i]] == '&') {  // a character reference (a raw one counted above)
+          add(cp, origin[i]);
+        }
       }
     }
   };
   scan(written, false);
   if (!rendered.empty()) scan(rendered, true);
+  if (!found.empty()) {  // positions last: one column count per code point, not per occurrence
+    const Positions positions(written);
+    for (size_t k = 0; k < found.size(); ++k) {
+      std::tie(found[k].line, found[k].column) = positions.At(first[k]);
+    }
+  }
   return found;
 }
 

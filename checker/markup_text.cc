@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "checker/html_entities_table.h"
 
@@ -126,7 +127,11 @@ bool StartsWithNoCase(std::string_view s, size_t at, std::string_view prefix) {
 }  // namespace
 
 bool MayHoldMarkup(std::string_view text) {
-  return text.find_first_of("<&*_`~\\") != std::string_view::npos;
+  // One memchr per byte (SIMD in libc) beats find_first_of's per-position loop on a long claim.
+  for (const char c : {'<', '&', '*', '_', '`', '~', '\\'}) {
+    if (std::memchr(text.data(), c, text.size()) != nullptr) return true;
+  }
+  return false;
 }
 
 bool RenderMarkupText(std::string_view s, RenderedText* out) {
