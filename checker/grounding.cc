@@ -2443,13 +2443,14 @@ GroundingResult Ground(std::string_view claim_as_written,
   // all, grounds); only then is the evidence rendered, so a claim without one costs nothing.
   std::optional<Matcher> rendered_matcher;
   std::vector<RenderedView> rendered_evidence;
-  std::vector<std::string_view> rendered_views;  // the matcher holds a reference
+  std::vector<std::string_view> rendered_views;         // the matcher holds a reference
+  std::vector<bool> looked_again(needs.size(), false);  // needs the rendered matcher wants
   {
     std::vector<const Need*> missing;
     for (const Token& token : tokens) {
       if (!in_render_view(token.text)) continue;
       for (uint32_t k = token.first_need; k < token.first_need + token.needs; ++k) {
-        if (!matcher.Found(needs[k])) missing.push_back(&needs[k]);
+        if (!matcher.Found(needs[k])) missing.push_back(&needs[k]), looked_again[k] = true;
       }
     }
     if (!missing.empty()) {
@@ -2468,15 +2469,18 @@ GroundingResult Ground(std::string_view claim_as_written,
       }
     }
   }
-  auto found = [&](const Need& need) {
-    return matcher.Found(need) || (rendered_matcher && rendered_matcher->Found(need));
+  // The rendered matcher answers only for what it was asked: a key it never wanted is not
+  // pending there, which would read as found.
+  auto found = [&](uint32_t k) {
+    return matcher.Found(needs[k]) ||
+           (looked_again[k] && rendered_matcher && rendered_matcher->Found(needs[k]));
   };
   const Positions positions(claim_as_written, claim_folded ? &folded_claim.origin : nullptr);
   const Positions written(claim_as_written);
   for (const Token& token : tokens) {
     for (uint32_t k = token.first_need; k < token.first_need + token.needs; ++k) {
       const Need& need = needs[k];
-      if (found(need)) continue;
+      if (found(k)) continue;
       const auto [line, column] =
           in_render_view(token.text)
               ? written.At(

@@ -119,6 +119,17 @@ TEST_CASE("a rendered-only ref is not grounded by evidence markup a reader sees 
   CHECK(GroundDefault("Covers RE<b></b>Q-7.", "Needs REQ<i>-</i>7.").grounded);
 }
 
+TEST_CASE("the evidence's rendered view grounds only the rendered-only tokens it was asked for") {
+  // RE**Q-7** in the evidence grounds the claim's hidden REQ-7; REQ-9 and the date, which the
+  // evidence lacks in both views, stay ungrounded (a rendered matcher asked only for REQ-7 must
+  // not answer for them).
+  const GroundingResult r =
+      GroundDefault("Covers RE<b></b>Q-7, REQ-9 and 2026-12-24.", "Needs RE**Q-7**, REQ-8.");
+  CHECK(GroundingReasons(r) ==
+        Strings{"date not in evidence: 2026-12-24 (line 1:32)",
+                "ref not in evidence: REQ-9 (line 1:22; evidence has REQ-8)"});
+}
+
 TEST_CASE("a bidi control in the claim refuses it, named by code point at its first position") {
   // U+202E RIGHT-TO-LEFT OVERRIDE: `7-QER` shows as REQ-7 (trial21 3-1).
   const GroundingResult r = GroundDefault(
