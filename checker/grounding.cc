@@ -1,6 +1,7 @@
 // The grounding core: token scanners (one linear pass each) and whole-token set lookup, plus
 // release_gate.py's own regexes and substring search for --compat.
 #include "checker/grounding.h"
+#include "checker/markup_text.h"
 #include "host/json_depth.h"
 #include "host/lookalike.h"
 #include "host/terminal.h"
@@ -18,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -2159,6 +2161,123 @@ std::array<std::vector<std::string>, 4> ExtractDefaultTokensOnePass(std::string_
   return tokens;
 }
 
+namespace {
+
+// A bidi control at s[i] (BidiFinding's code points): its length, the code point in *cp; or 0.
+// UTF-8: U+061C is D8 9C, U+200E/F E2 80 8E/8F, U+202A–E E2 80 AA–AE, U+2066–9 E2 81 A6–A9.
+size_t BidiControlAt(std::string_view s, size_t i, char32_t* cp) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  if (b(0) == 0xD8 && i + 1 < s.size() && b(1) == 0x9C) {
+    *cp = 0x061C;
+    return 2;
+  }
+  if (b(0) != 0xE2 || i + 2 >= s.size()) return 0;
+  const unsigned c = b(2);
+  if (b(1) == 0x80 && (c == 0x8E || c == 0x8F || (c >= 0xAA && c <= 0xAE))) {
+    *cp = 0x2000 + (c - 0x80);
+    return 3;
+  }
+  if (b(1) == 0x81 && c >= 0xA6 && c <= 0xA9) {
+    *cp = 0x2040 + (c - 0x80);
+    return 3;
+  }
+  return 0;
+}
+
+// `U+202E RIGHT-TO-LEFT OVERRIDE`: a bidi control named as the verdict scan names one (not as
+// a `\u202e` escape, which that scan refuses in a verdict block, escaped backslash or not).
+std::string BidiControlName(char32_t cp) {
+  static constexpr const char* kNames[] = {
+      "LEFT-TO-RIGHT EMBEDDING", "RIGHT-TO-LEFT EMBEDDING", "POP DIRECTIONAL FORMATTING",
+      "LEFT-TO-RIGHT OVERRIDE",  "RIGHT-TO-LEFT OVERRIDE",  "LEFT-TO-RIGHT ISOLATE",
+      "RIGHT-TO-LEFT ISOLATE",   "FIRST STRONG ISOLATE",    "POP DIRECTIONAL ISOLATE"};
+  const char* name = cp == 0x061C   ? "ARABIC LETTER MARK"
+                     : cp == 0x200E ? "LEFT-TO-RIGHT MARK"
+                     : cp == 0x200F ? "RIGHT-TO-LEFT MARK"
+                     : cp <= 0x202E ? kNames[cp - 0x202A]
+                                    : kNames[5 + (cp - 0x2066)];
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "U+%04X ", static_cast<unsigned>(cp));
+  return hex + std::string(name);
+}
+
+// The claim's bidi controls, written as is (in `written`) or made by a character reference (in
+// `rendered`, whose bytes come from `origin`'s offsets of `written`), by code point.
+std::vector<BidiFinding> FindBidiControls(std::string_view written, std::string_view rendered,
+                                          const std::vector<size_t>& origin) {
+  std::vector<BidiFinding> found;
+  std::vector<size_t> first;  // per finding, the offset of its first occurrence
+  auto add = [&](char32_t cp, size_t offset) {
+    const auto it = std::find_if(found.begin(), found.end(),
+                                 [&](const BidiFinding& f) { return f.code_point == cp; });
+    if (it == found.end()) {
+      found.push_back({cp, 0, 0, 1});
+      first.push_back(offset);
+    } else {
+      ++it->count;
+      size_t& at = first[static_cast<size_t>(it - found.begin())];
+      at = std::min(at, offset);
+    }
+  };
+  auto scan = [&](std::string_view s, bool made_only) {
+    for (const char lead : {'\xD8', '\xE2'}) {  // each control's first byte, found by memchr
+      const char* const begin = s.data();
+      const char* const end = begin + s.size();
+      for (const char* p = begin; p < end;) {
+        p = static_cast<const char*>(std::memchr(p, lead, static_cast<size_t>(end - p)));
+        if (p == nullptr) break;
+        const size_t i = static_cast<size_t>(p - begin);
+        char32_t cp = 0;
+        ++p;
+        if (BidiControlAt(s, i, &cp) == 0) continue;
+        if (!made_only) {
+          add(cp, i);
+        } else if (written[origin[i]] == '&') {  // a character reference (a raw one counted above)
+          add(cp, origin[i]);
+        }
+      }
+    }
+  };
+  scan(written, false);
+  if (!rendered.empty()) scan(rendered, true);
+  if (!found.empty()) {  // positions last: one column count per code point, not per occurrence
+    const Positions positions(written);
+    for (size_t k = 0; k < found.size(); ++k) {
+      std::tie(found[k].line, found[k].column) = positions.At(first[k]);
+    }
+  }
+  return found;
+}
+
+// A text's rendered view (checker/markup_text.h) read through the look-alike fold, with the
+// offset in the text as written of each byte; false (and `out` untouched) when the rendering
+// changes nothing. `unfolded` keeps the rendered text before the fold (bidi controls and all).
+struct RenderedView {
+  RenderedText unfolded;
+  std::string text;
+  std::vector<size_t> origin;
+};
+
+bool RenderAndFold(std::string_view written, RenderedView* out, bool want_origin) {
+  if (!MayHoldMarkup(written) || !RenderMarkupText(written, &out->unfolded)) return false;
+  FoldedText folded;
+  if (FoldLookAlikes(out->unfolded.text, &folded, want_origin)) {
+    out->text = std::move(folded.text);
+    if (want_origin) {
+      out->origin.resize(folded.origin.size());
+      for (size_t k = 0; k < folded.origin.size(); ++k) {
+        out->origin[k] = out->unfolded.origin[folded.origin[k]];
+      }
+    }
+  } else {
+    out->text = out->unfolded.text;
+    if (want_origin) out->origin = out->unfolded.origin;
+  }
+  return true;
+}
+
+}  // namespace
+
 GroundingResult Ground(std::string_view claim_as_written,
                        const std::vector<std::string_view>& evidence_as_written,
                        const std::vector<std::string>& kinds, GroundingMode mode,
@@ -2210,6 +2329,18 @@ GroundingResult Ground(std::string_view claim_as_written,
   FoldedText folded_claim;
   const bool claim_folded = FoldLookAlikes(claim_as_written, &folded_claim, true);
   if (claim_folded) claim = folded_claim.text;
+  // The claim as a Markdown/HTML reader sees it (checker/markup_text.h), folded alike: its
+  // tokens are checked too, so markup cannot hide a ref a reader sees (`REQ<!-- -->-7`).
+  RenderedView rendered;
+  const bool claim_rendered = RenderAndFold(claim_as_written, &rendered, true);
+  const std::string_view render_view = claim_rendered ? std::string_view(rendered.text) : "";
+  auto in_render_view = [&](std::string_view token) {
+    return claim_rendered && token.data() >= render_view.data() &&
+           token.data() < render_view.data() + render_view.size();
+  };
+  // A bidi control may show the claim in another order than its bytes: not checkable.
+  result.bidi =
+      FindBidiControls(claim_as_written, rendered.unfolded.text, rendered.unfolded.origin);
   std::vector<std::string_view> folded_views;
   std::vector<std::string> folded_texts;
   std::vector<bool> text_folded(evidence_as_written.size(), false);
@@ -2260,7 +2391,10 @@ GroundingResult Ground(std::string_view claim_as_written,
       if (kind == Kind::kRef) to.ref = &ref;
       if (kind == Kind::kHash) to.hash = &hash;
     }
-    if (to.date || to.url || to.ref || to.hash) ScanOnePass(claim, to);
+    if (to.date || to.url || to.ref || to.hash) {
+      ScanOnePass(claim, to);
+      if (claim_rendered) ScanOnePass(render_view, to);  // after: a written token comes first
+    }
   }
   std::vector<Token> tokens;
   std::vector<Need> needs;
@@ -2277,8 +2411,12 @@ GroundingResult Ground(std::string_view claim_as_written,
         found = std::move(one_pass[static_cast<size_t>(kind)]);
       } else {
         Scan(claim, kind, mode, false, [&](std::string_view token) { found.push_back(token); });
+        if (claim_rendered) {
+          Scan(render_view, kind, mode, false,
+               [&](std::string_view token) { found.push_back(token); });
+        }
       }
-      distinct(found);
+      distinct(found);  // a token of both views is kept as the written view's
       result.checked += found.size();
       per_kind.emplace_back(&name, std::move(found));
     }
@@ -2300,13 +2438,54 @@ GroundingResult Ground(std::string_view claim_as_written,
   for (size_t t = 0; t < text_folded.size() && t < result.utf8_checked.size(); ++t) {
     if (text_folded[t]) result.utf8_checked[t] = 0;  // the scan read a folded copy
   }
+  // A token only the claim's rendered view holds, not in the evidence as written, is looked up
+  // in the evidence's rendered view too (a claim copied from its evidence, `REQ&#8209;7` and
+  // all, grounds); only then is the evidence rendered, so a claim without one costs nothing.
+  std::optional<Matcher> rendered_matcher;
+  std::vector<RenderedView> rendered_evidence;
+  std::vector<std::string_view> rendered_views;         // the matcher holds a reference
+  std::vector<bool> looked_again(needs.size(), false);  // needs the rendered matcher wants
+  {
+    std::vector<const Need*> missing;
+    for (const Token& token : tokens) {
+      if (!in_render_view(token.text)) continue;
+      for (uint32_t k = token.first_need; k < token.first_need + token.needs; ++k) {
+        if (!matcher.Found(needs[k])) missing.push_back(&needs[k]), looked_again[k] = true;
+      }
+    }
+    if (!missing.empty()) {
+      std::vector<std::string_view>& views = rendered_views;
+      rendered_evidence.reserve(evidence_as_written.size());  // the views must not move
+      for (std::string_view text : evidence_as_written) {
+        rendered_evidence.emplace_back();
+        if (RenderAndFold(text, &rendered_evidence.back(), false)) {
+          views.push_back(rendered_evidence.back().text);
+        }
+      }
+      if (!views.empty()) {
+        rendered_matcher.emplace(views, matcher.repo().full);
+        for (const Need* need : missing) rendered_matcher->Want(*need);
+        rendered_matcher->Run();
+      }
+    }
+  }
+  // The rendered matcher answers only for what it was asked: a key it never wanted is not
+  // pending there, which would read as found.
+  auto found = [&](uint32_t k) {
+    return matcher.Found(needs[k]) ||
+           (looked_again[k] && rendered_matcher && rendered_matcher->Found(needs[k]));
+  };
   const Positions positions(claim_as_written, claim_folded ? &folded_claim.origin : nullptr);
+  const Positions written(claim_as_written);
   for (const Token& token : tokens) {
     for (uint32_t k = token.first_need; k < token.first_need + token.needs; ++k) {
       const Need& need = needs[k];
-      if (matcher.Found(need)) continue;
+      if (found(k)) continue;
       const auto [line, column] =
-          positions.At(static_cast<size_t>(token.text.data() - claim.data()));
+          in_render_view(token.text)
+              ? written.At(
+                    rendered.origin[static_cast<size_t>(token.text.data() - render_view.data())])
+              : positions.At(static_cast<size_t>(token.text.data() - claim.data()));
       result.ungrounded.push_back(
           {*token.kind, std::string(token.text), line, column, matcher.Nearest(need)});
       break;
@@ -2315,13 +2494,20 @@ GroundingResult Ground(std::string_view claim_as_written,
   if (std::find(done.begin(), done.end(), "url") != done.end()) {
     result.links = MismatchedLinks(claim, positions);
   }
-  result.grounded = result.ungrounded.empty() && result.links.empty();
+  result.grounded = result.ungrounded.empty() && result.links.empty() && result.bidi.empty();
   return result;
 }
 
 std::vector<std::string> GroundingReasons(const GroundingResult& result) {
   std::vector<std::string> reasons;
-  reasons.reserve(result.ungrounded.size() + result.links.size());
+  reasons.reserve(result.bidi.size() + result.ungrounded.size() + result.links.size());
+  for (const BidiFinding& b : result.bidi) {
+    reasons.push_back("bidi control " + BidiControlName(b.code_point) + " in the claim (line " +
+                      std::to_string(b.line) + ":" + std::to_string(b.column) + ", " +
+                      std::to_string(b.count) +
+                      " in all): a reader may see the text in another order than it is written, "
+                      "so its specifics cannot be checked; remove it");
+  }
   for (const UngroundedToken& u : result.ungrounded) {
     std::string reason = u.kind + " not in evidence: " + u.token;
     if (u.line > 0) {

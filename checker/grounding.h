@@ -39,6 +39,14 @@
 // Cyrillic/Greek twins of Latin letters; invisibles dropped), so `REQ‑7` (U+2011) is the ref
 // REQ-7. A finding names the folded token at its line and column in the claim as written.
 //
+// Markup (strict mode; checker/markup_text.h): the claim's tokens are extracted from the claim
+// as written AND from its rendered view (HTML comments and tags removed, character references
+// decoded, Markdown emphasis and code markers dropped), folded alike, and every token of either
+// view must be in the evidence: `REQ<!-- -->-7` and `RE**Q-7**` are checked as REQ-7. A token
+// only the rendered view holds is grounded by the evidence as written or, failing that, by the
+// evidence's rendered view (so a claim copied from its evidence still grounds). A claim holding
+// a bidi control is refused (BidiFinding).
+//
 // Compat mode (GroundingMode::kCompat, `--compat`) restores release_gate.py's matching
 // exactly: its regexes for the six kinds (UTF-8 is a ref, 1234567 a hash, `#4` is grounded by
 // `#41`) and substring search of each token in the evidence text, JSON evidence re-serialised
@@ -148,9 +156,25 @@ struct LinkFinding {
   size_t column = 0;
 };
 
+/// A bidirectional-text control in the claim (strict mode): an embedding, override or isolate
+/// (U+202A–U+202E, U+2066–U+2069) or an invisible direction mark (U+200E, U+200F, U+061C),
+/// written as is or as a character reference (`&#x202E;`, `&rlm;`). Such a control can make a
+/// reader see the text in another order than it is written (`\u202e7-QER\u202c` shows as
+/// REQ-7), as in Trojan Source (CVE-2021-42574), so a claim holding one is not checkable: it is
+/// refused. One finding per code point, at its first occurrence (line and column in the claim
+/// as written, 1-based, columns in characters), with the number of its occurrences.
+struct BidiFinding {
+  char32_t code_point = 0;
+  size_t line = 0;
+  size_t column = 0;
+  size_t count = 0;
+};
+
 /// The outcome of grounding one claim.
 struct GroundingResult {
-  bool grounded = true;  // no ungrounded token and no mismatched link
+  bool grounded = true;  // no ungrounded token, no mismatched link and no bidi control
+  /// Bidi controls of the claim, by code point (strict mode; docs/grounding.md, "Bidi").
+  std::vector<BidiFinding> bidi;
   /// Per ungrounded claim token: kinds in the order requested, tokens sorted bytewise within a
   /// kind, each once.
   std::vector<UngroundedToken> ungrounded;
@@ -220,6 +244,7 @@ std::string_view StripBom(std::string_view text);
 /// (GroundingResult::utf8_checked), not read again; the same result as with 0.
 Status CheckUtf8(std::string_view text, std::string_view label, size_t checked = 0);
 
+/// `bidi control U+202E RIGHT-TO-LEFT OVERRIDE in the claim (line L:C, N in all): …` per bidi finding, then
 /// `<kind> not in evidence: <token> (line L:C; evidence has <nearest>)` per ungrounded token
 /// (without the parenthesis in kCompat mode, as release_gate.py prints it), then
 /// `link text does not match its target: [text](url) (line L:C)` per mismatched link.

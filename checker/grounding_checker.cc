@@ -233,8 +233,14 @@ int RunGroundingChecker(const std::vector<std::string>& args, std::istream& in, 
                                   Label(claim_input) + " appears in the evidence";
     WriteVerdict(out, true, summary, {}, parts.nonce);
   } else {
-    const std::string summary = std::to_string(reasons.size()) + " ungrounded specific" +
-                                (reasons.size() == 1 ? "" : "s") + " in " + Label(claim_input);
+    const size_t ungrounded = reasons.size() - result.bidi.size();
+    std::string summary = std::to_string(ungrounded) + " ungrounded specific" +
+                          (ungrounded == 1 ? "" : "s") + " in " + Label(claim_input);
+    if (!result.bidi.empty()) {  // docs/grounding.md, "Markup and bidi controls"
+      summary = Label(claim_input) +
+                " holds a bidi control, so the order a reader sees cannot be checked" +
+                (ungrounded == 0 ? "" : "; " + summary);
+    }
     WriteVerdict(out, false, summary, reasons, parts.nonce);
   }
   return 0;

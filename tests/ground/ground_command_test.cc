@@ -367,6 +367,31 @@ TEST_CASE("fix: a ref is grounded only as a whole token, --compat restores subst
   CHECK(compat.code == 0);
 }
 
+TEST_CASE("fix: a ref a reader sees through markup or a bidi override is checked (trial21 3)") {
+  Gate gate;
+  const std::string evidence = "Requirements: REQ-1, REQ-2.\n";
+  for (const std::string hidden : {"REQ<!-- -->-7", "RE<b></b>Q-7", "REQ&hyphen;7"}) {
+    CAPTURE(hidden);
+    const Run run = gate.Check("The design covers " + hidden + " well.\n", evidence);
+    CHECK(run.code == 1);
+    CHECK(run.err == Rejected({"ref not in evidence: REQ-7 (line 1:19; evidence has REQ-2)"}));
+  }
+  const Run rlo = gate.Check(
+      "The design covers \xE2\x80\xAE"
+      "7-QER\xE2\x80\xAC well.\n",
+      evidence);
+  CHECK(rlo.code == 1);
+  const std::string why =
+      " in all): a reader may see the text in another order than it is written, so its "
+      "specifics cannot be checked; remove it";
+  CHECK(rlo.err ==
+        Rejected(
+            {"bidi control U+202E RIGHT-TO-LEFT OVERRIDE in the claim (line 1:19, 1" + why,
+             "bidi control U+202C POP DIRECTIONAL FORMATTING in the claim (line 1:25, 1" + why}));
+  // Plain text, and a ref in a comment the evidence holds, are read as before.
+  CHECK(gate.Check("The design covers REQ-2 <!-- and REQ-1 --> well.\n", evidence).code == 0);
+}
+
 TEST_CASE("fix: UTF-8, SHA-256, ISO-8601, COVID-19 are not refs, digits and defaced not hashes") {
   Gate gate;
   const std::string claim =

@@ -102,6 +102,33 @@ TEST_CASE("a single ungrounded token is one specific") {
   CHECK(verdict->findings == Strings{"ref not in evidence: REQ-7 (line 1:5)"});
 }
 
+TEST_CASE("a design hiding REQ-7 in markup or behind a bidi override is vetoed (trial21 3)") {
+  // The quickstart's own veto: design-cmt.md and design-rlo.md were admitted.
+  const auto comment = ParseLastVerdict(
+      RunChecker({"--claim-kind", "design"},
+                 AssemblePrompt(Card({{"prd", 3, "Requirements: REQ-1, REQ-2.\n"},
+                                      {"design", 4, "The design covers REQ<!-- -->-7.\n"}})))
+          .out);
+  REQUIRE(comment);
+  CHECK_FALSE(comment->allow);
+  CHECK(comment->findings == Strings{"ref not in evidence: REQ-7 (line 1:19; evidence has REQ-2)"});
+  const Run rlo_run = RunChecker({"--claim-kind", "design"},
+                                 AssemblePrompt(Card({{"prd", 3, "Requirements: REQ-1, REQ-2.\n"},
+                                                      {"design", 4,
+                                                       "The design covers \xE2\x80\xAE"
+                                                       "7-QER\xE2\x80\xAC well.\n"}})));
+  CHECK(VerdictFaultReason(rlo_run.out).empty());
+  const auto rlo = ParseLastVerdict(rlo_run.out);
+  REQUIRE(rlo);
+  CHECK_FALSE(rlo->allow);
+  CHECK(rlo->summary ==
+        "design (rev 4) holds a bidi control, so the order a reader sees cannot be checked");
+  REQUIRE(rlo->findings.size() == 2);
+  CHECK(rlo->findings[0].rfind(
+            "bidi control U+202E RIGHT-TO-LEFT OVERRIDE in the claim (line 1:19, 1 in all)", 0) ==
+        0);
+}
+
 TEST_CASE("the claim is never its own evidence") {
   // REQ-7 appears twice in the claim and nowhere else.
   const std::string prompt =
