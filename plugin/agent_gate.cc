@@ -395,6 +395,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
     facts.revision = attempt.expected_revision;
     facts.checked_inputs = collected->labels;
     facts.at = attempt.at;
+    if (!PathWithin(report_dir, attempt.root)) facts.root = attempt.root;
     facts.provider = configured->provider;
     return facts;
   };
@@ -491,6 +492,7 @@ Decision AgentGate::Admit(const Attempt& attempt, AttemptContext& context, const
   facts.summary = said->summary;
   facts.findings = said->findings;
   facts.sandbox = reply->sandbox;
+  if (!PathWithin(report_dir, attempt.root)) facts.root = attempt.root;
   const std::string& dir = report_dir;
   const std::string path =
       VetoReportPath(dir, card->id, std::string(LocationName(edge.from)),

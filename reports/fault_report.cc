@@ -67,6 +67,7 @@ std::string RenderFaultReport(const FaultReportFacts& facts) {
   out += "- revision: " + std::to_string(facts.revision) + "\n";
   out += "- checked inputs: " + inputs + "\n";
   out += "- at: " + facts.at + "\n";
+  if (!facts.root.empty()) out += "- root: " + facts.root + "\n";
   out += "- provider: " + facts.provider + "\n";
   out += "- sandbox: " + (facts.sandbox.empty() ? std::string("unknown") : facts.sandbox) + "\n";
   out += "- fault: " + facts.fault + "\n";

@@ -24,6 +24,9 @@ struct FaultReportFacts {
   int64_t revision = 0;
   std::vector<std::string> checked_inputs;  // "kind:rev", configured order
   std::string at;
+  /// The devflow root, set when the report dir lies outside it (a shared reportDir): the report
+  /// then says which root it is about. "" → line omitted (the report's place names the root).
+  std::string root;
   std::string provider;
   std::string sandbox;  // the checker's confinement level ("" → "unknown")
   std::string fault;    // upstream's fault text, as in the park reason
@@ -49,6 +52,7 @@ struct FaultReportFacts {
 ///   - revision: <rev>
 ///   - checked inputs: <kind:rev, …> | none
 ///   - at: <at>
+///   [- root: <root>]   (when the report dir lies outside the root)
 ///   - provider: <provider>
 ///   - sandbox: <level>
 ///   - fault: <fault>

@@ -13,9 +13,36 @@
 
 namespace devflow {
 
-/// `<root>/reports/agent-gate` when `reportDir` is unset; a relative reportDir resolves
-/// against the workspace (the parent of the root), never the process cwd.
+/// The configured report dir as resolved: `<root>/reports/agent-gate` when `reportDir` is
+/// unset; a relative reportDir resolves against the workspace (the parent of the root), never
+/// the process cwd. Several roots may resolve to the same one (an absolute reportDir); what
+/// one root's reports use is AgentReportDir.
+std::string AgentReportBase(const AgentGateConfig& gate, const std::string& root);
+
+/// The directory of `root`'s own reports under a report dir shared by roots (issue 7,
+/// trial20b 2-1): `<workspace basename>-<first 12 hex of SHA-256 of the canonical root>`, e.g.
+/// `shop-3f9a0c21b7de`. The canonical root is its realpath, or the lexically normalised path
+/// when it cannot be resolved (it does not exist yet); a workspace of "/" is named `root`.
+std::string RootReportTag(const std::string& root);
+
+/// True when `path` is `dir` or lies below it (lexically; both normalised absolute paths).
+bool PathWithin(const std::string& path, const std::string& dir);
+
+/// Where the agent gate keeps `root`'s veto and fault reports, the one place every reader and
+/// writer asks (the gate, `reports list|show|prune`, audit, the sweep): AgentReportBase when
+/// it lies within the root (the default: upstream's names, byte for byte), else
+/// `<AgentReportBase>/<RootReportTag(root)>`, so two roots sharing a report dir never write
+/// (or list, or prune) each other's reports.
 std::string AgentReportDir(const AgentGateConfig& gate, const std::string& root);
+
+/// Two agent-gate plugins of `config` that check a same edge and whose report dirs
+/// (AgentReportBase) or verdict cache dirs resolve, for `root`, to the same directory: one
+/// message per pair and key, `plugins[i](devflow-agent-gate): reportDir <dir> is used by
+/// plugins #i and #j (both check <edge>); reports would replace each other` (the cache:
+/// `verdictCacheDir <dir> ...; cached verdicts would replace each other`), `#i` counting
+/// plugins from 0 as `plugins[i]` does. Plugins on disjoint edges may share a dir: report
+/// names and cache keys carry the edge. Empty when none.
+std::vector<std::string> SharedGateDirs(const GateConfig& config, const std::string& root);
 
 /// Where an agent gate keeps its fault reports (reports/fault_report.h): `<reportDir>/faults`,
 /// a subdirectory, so the report dir itself holds only upstream's veto reports.

@@ -37,6 +37,7 @@ std::string RenderVetoReport(const VetoReportFacts& facts) {
   out += "- revision: " + std::to_string(facts.revision) + "\n";
   out += "- checked inputs: " + inputs + "\n";
   out += "- at: " + facts.at + "\n";
+  if (!facts.root.empty()) out += "- root: " + facts.root + "\n";
   if (!facts.sandbox.empty()) out += "- sandbox: " + facts.sandbox + "\n";
   out += "\n";
   out += "## Summary\n";

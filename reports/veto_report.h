@@ -19,6 +19,10 @@ struct VetoReportFacts {
   std::string summary;
   std::vector<std::string> findings;
   std::string sandbox;  // confinement level applied, e.g. "none" (empty → line omitted)
+  /// The devflow root, set when the report dir lies outside it (a reportDir shared by roots,
+  /// issue 7): the report then says which root it is about. "" → line omitted, the default
+  /// `<root>/reports/agent-gate` report staying upstream's bytes (its place names the root).
+  std::string root;
 };
 
 /// `<dir>/<card>-<from>-<to>-r<revision>.md`, e.g. `0002-b-designing-ready-r4.md`.
@@ -40,7 +44,8 @@ Status CheckReportDir(FileSystem& fs, const std::string& workspace, const std::s
 ///   - revision: <rev>
 ///   - checked inputs: <kind:rev, …> | none
 ///   - at: <at>
-///   [- sandbox: <level>]   (our one addition to upstream's report)
+///   [- root: <root>]       (when the report dir lies outside the root)
+///   [- sandbox: <level>]   (our additions to upstream's report)
 ///   (blank)
 ///   ## Summary
 ///   (blank)
@@ -50,7 +55,7 @@ Status CheckReportDir(FileSystem& fs, const std::string& workspace, const std::s
 ///   (blank)
 ///   - <finding>…   | The checker listed no individual findings.
 ///   (blank)
-/// Byte-identical to upstream's writeReport apart from the sandbox line: the summary and
+/// Byte-identical to upstream's writeReport apart from the root and sandbox lines: the summary and
 /// findings are written verbatim (line breaks and control characters included).
 std::string RenderVetoReport(const VetoReportFacts& facts);
 

@@ -334,6 +334,7 @@ ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& ro
   for (const ProviderConfig& p : config.providers) {
     if (!p.sandbox_off) CheckMasked(p, masked, out);
   }
+  for (std::string& shared : SharedGateDirs(config, root)) out.errors.push_back(std::move(shared));
   for (size_t i = 0; i < config.plugins.size(); ++i) {
     const PluginConfig& plugin = config.plugins[i];
     const std::string where = "plugins[" + std::to_string(i) + "](" + plugin.id + ")";
@@ -345,7 +346,7 @@ ConfigUseFindings CheckConfigUse(const GateConfig& config, const std::string& ro
                              " is not defined under providers; moves on this edge will fail "
                              "closed; define it under providers or fix the name");
       }
-      CheckDir(where, "reportDir", plugin.agent->report_dir, AgentReportDir(*plugin.agent, root),
+      CheckDir(where, "reportDir", plugin.agent->report_dir, AgentReportBase(*plugin.agent, root),
                workspace, root, fs, out);
       CheckDir(where, "verdictCacheDir", plugin.agent->verdict_cache_dir,
                AgentCacheDir(*plugin.agent, root), workspace, root, fs, out);

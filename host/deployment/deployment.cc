@@ -13,6 +13,7 @@
 #include "host/terminal.h"
 #include "host/unwind.h"
 #include "plugin/registry.h"
+#include "reports/gate_layout.h"
 
 namespace devflow {
 namespace {
@@ -87,6 +88,15 @@ Result<std::unique_ptr<Deployment>> LoadDeployment(const DeploymentOptions& opti
   Result<GateConfig> config = LoadPinnedConfig(options.config_file, options.root);
   if (!config.ok()) return config.status();
   d->config = std::move(*config);
+  // Two agent gates writing one report (or cache) dir on one edge would replace each other's
+  // files: refused at load, as `config check` reports it (reports/gate_layout.h).
+  if (std::vector<std::string> shared = SharedGateDirs(d->config, d->root); !shared.empty()) {
+    std::string message;
+    for (const std::string& line : shared) {
+      message += (message.empty() ? "" : "\n") + d->config.file + ": " + line;
+    }
+    return Status::Error("config", message);
+  }
   Warnings& warnings = options.warnings ? *options.warnings : StderrWarnings();
   d->store = std::make_unique<Store>(d->root, RealFileSystem(), SystemClock(), warnings);
   SubprocessOptions checker_options;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "e2e/workspace.h"
+#include "reports/gate_layout.h"
 
 namespace devflow::e2e {
 namespace {
@@ -62,7 +63,9 @@ TEST_CASE("dry run of a vetoed move prints the report text and writes nothing (e
   auto r = ws.Gate({"move", ws.card(), "ready", "--dry-run"});
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 1);
-  const std::string report = ws / ".gate-reports/0001-export-the-audit-log-designing-ready-r4.md";
+  // A reportDir outside the root: the root's own subdirectory of it (reports/gate_layout.h).
+  const std::string report = ws / ".gate-reports/" + RootReportTag(ws.root()) +
+                             "/0001-export-the-audit-log-designing-ready-r4.md";
   CHECK(r.out.rfind(
             "devflow: transition of card 0001-export-the-audit-log to \"ready\" was rejected: "
             "agent check vetoed designing->ready: design cites REQ-9; the full report would be "
@@ -136,7 +139,8 @@ TEST_CASE("the same moves for real write what the dry runs did not") {
   Prepare(ws, {Fixture("e2e/veto.sh")});
   auto r = ws.Gate({"move", ws.card(), "ready"});
   CHECK(r.exit_code == 1);
-  CHECK(test::Slurp(ws / ".gate-reports/0001-export-the-audit-log-designing-ready-r4.md"));
+  CHECK(test::Slurp(ws / ".gate-reports/" + RootReportTag(ws.root()) +
+                    "/0001-export-the-audit-log-designing-ready-r4.md"));
   auto cached = test::Snapshot(ws / ".gate-cache");
   CHECK(cached.size() == 1);  // one veto record
 }

@@ -12,6 +12,7 @@
 
 #include "faults/faults.h"
 #include "gate/fixture.h"
+#include "reports/gate_layout.h"
 
 namespace devflow::faults {
 namespace {
@@ -291,12 +292,14 @@ TEST_CASE("fault: disk full (tmpfs) at the report write fails closed, no torn re
   auto r = ws.Gate({"move", kCard, "ready"});
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 3);
-  const std::string prefix = "the veto report could not be written: write " + dir + "/." + kCard +
-                             "-designing-ready-r4.md.";
+  // The root's own subdirectory of a reportDir outside it (reports/gate_layout.h).
+  const std::string reports = dir + "/" + RootReportTag(ws.root());
+  const std::string prefix = "the veto report could not be written: write " + reports + "/." +
+                             kCard + "-designing-ready-r4.md.";
   const std::string suffix = ".tmp: No space left on device (ENOSPC)";
   CHECK(Framed(ParkReason(ws), kFailedClosed + prefix, suffix));
   RequireParked(ws, ParkReason(ws).substr(sizeof kFailedClosed - 1));
-  CHECK(test::Snapshot(dir).size() == 1);  // only the filler: the temp file was unlinked
+  CHECK(test::Snapshot(reports).empty());  // the temp file was unlinked
 }
 
 TEST_CASE("fault: disk full (tmpfs) at the cache write only warns, the allow commits") {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "e2e/workspace.h"
+#include "reports/gate_layout.h"
 
 namespace devflow::e2e {
 namespace {
@@ -24,7 +25,7 @@ TEST_CASE("a temp a killed writer left under the next move's pid does not fail i
   yaml.command = {Fixture("e2e/veto.sh")};
   ws.WriteConfig(yaml.Text() + "      reportDir: .gate-reports\n");
   ws.CardInDesigning();
-  const std::string dir = ws / ".gate-reports";
+  const std::string dir = ws / ".gate-reports/" + RootReportTag(ws.root());
   const std::string name = "0001-export-the-audit-log-designing-ready-r4.md";
   REQUIRE(std::filesystem::create_directories(dir));
 

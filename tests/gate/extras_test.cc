@@ -1,6 +1,7 @@
 // Cases beyond upstream's spec files: the bug-derived and edge cases of
 // reference/devflow-upstream.md §4.12 and §7.3, and the dry run of SPEC §7.
 #include "gate/fixture.h"
+#include "reports/gate_layout.h"
 
 namespace devflow::gatetest {
 namespace {
@@ -163,8 +164,9 @@ TEST_CASE("SPEC §3: keeps the veto report where reportDir points, resolved agai
   WriteCard(rig.root, id, {{"design", "DESIGN\n"}});
   rig.scripted.Veto("the design is hollow");
   MoveOutcome outcome = rig.Move(id);
-  const std::string path =
-      rig.workspace + "/audit/agent-gate/0607-report-dir-designing-ready-r3.md";
+  // Outside the root: the root's own subdirectory of it (reports/gate_layout.h).
+  const std::string path = rig.workspace + "/audit/agent-gate/" + RootReportTag(rig.root) +
+                           "/0607-report-dir-designing-ready-r3.md";
   CHECK(outcome.message ==
         Rejected(
             id, "agent check vetoed designing->ready: the design is hollow; full report: " + path));

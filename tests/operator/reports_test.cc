@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "operator/operator_fixture.h"
+#include "reports/gate_layout.h"
 #include "reports/veto_report.h"
 
 namespace devflow {
@@ -94,7 +95,9 @@ TEST_CASE(
       "  - id: devflow-agent-gate\n"
       "    config:\n"
       "      edges: {}\n");
-  std::string mine = WriteReport(r.ws / "gate-reports", Facts("0001-a", 2, "one"));
+  // A reportDir outside the root: the root's own subdirectory of it (reports/gate_layout.h).
+  const std::string gate_dir = r.ws / "gate-reports/" + RootReportTag(r.root);
+  std::string mine = WriteReport(gate_dir, Facts("0001-a", 2, "one"));
   std::string dflt = WriteReport(r.ReportDir(), Facts("0002-b", 3, "two"));
   Ran ran = RunOp(RunReportsCommand, {"list"}, r.Ctx());
   CHECK(ran.code == 0);
@@ -102,7 +105,7 @@ TEST_CASE(
         std::vector<std::string>{
             dflt + ": card 0002-b, edge designing->ready, revision 3, at " + kT0 + ": two",
             mine + ": card 0001-a, edge designing->ready, revision 2, at " + kT0 + ": one",
-            "2 veto reports in " + r.ws.path() + "/gate-reports, " + r.ReportDir()});
+            "2 veto reports in " + gate_dir + ", " + r.ReportDir()});
 }
 
 TEST_CASE("reports list of a root without reports says there are none") {
