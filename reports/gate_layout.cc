@@ -52,10 +52,10 @@ std::vector<std::string> SharedGateDirs(const GateConfig& config, const std::str
         if (!config.plugins[j].agent || dir_of(*config.plugins[j].agent) != a) continue;
         // Names carry the edge (reports) and keys hash it (cache): only a shared edge collides.
         const AgentEdgeConfig* shared = nullptr;
+        // (No AgentGateConfig::Find: it lives in dg_config, which links this library.)
         for (const AgentEdgeConfig& e : config.plugins[i].agent->edges) {
-          if (config.plugins[j].agent->Find(e.edge)) {
-            shared = &e;
-            break;
+          for (const AgentEdgeConfig& f : config.plugins[j].agent->edges) {
+            if (!shared && e.edge == f.edge) shared = &e;
           }
         }
         if (!shared) continue;
