@@ -2441,15 +2441,7 @@ std::string VerdictFaultReason(std::string_view reply, const std::optional<std::
 }
 
 std::string BoundVerdictLine(std::string_view text) {
-  if (text.size() <= kMaxVerdictLineBytes) return std::string(text);
-  // The marker is at most 27 bytes ("… [cut: " + 10 digits + " bytes]", replies ≤ 1 GiB).
-  constexpr size_t kMarkerRoom = 32;
-  size_t keep = kMaxVerdictLineBytes - kMarkerRoom;
-  // Back up to the start of a UTF-8 sequence so no code point is split.
-  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
-  std::string out(text.substr(0, keep));
-  out += "\xE2\x80\xA6 [cut: " + std::to_string(text.size() - keep) + " bytes]";
-  return out;
+  return BoundLine(text, kMaxVerdictLineBytes);
 }
 
 Verdict BoundVerdict(const Verdict& verdict) {

@@ -317,4 +317,16 @@ std::string JsonTextAsJsReadsIt(std::string_view raw) {
   return out;
 }
 
+std::string BoundLine(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  // The marker is at most 27 bytes ("… [cut: " + 10 digits + " bytes]", texts ≤ 1 GiB).
+  constexpr size_t kMarkerRoom = 32;
+  size_t keep = max_bytes > kMarkerRoom ? max_bytes - kMarkerRoom : 0;
+  // Back up to the start of a UTF-8 sequence so no code point is split.
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  std::string out(text.substr(0, keep));
+  out += "\xE2\x80\xA6 [cut: " + std::to_string(text.size() - keep) + " bytes]";
+  return out;
+}
+
 }  // namespace devflow

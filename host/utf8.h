@@ -69,6 +69,12 @@ bool IsDefaultIgnorable(char32_t cp);
 /// than upstream's String#trim, which keeps `"\u200b"` as a summary (fail closed).
 bool IsBlankText(std::string_view s);
 
+/// `text` when it fits `max_bytes` (at least 64); else its head, cut at a UTF-8 sequence
+/// boundary, followed by `… [cut: <N> bytes]` (N = bytes removed), the whole at most
+/// `max_bytes`. The one cut of what a checker said before it becomes durable or reaches a
+/// terminal (issue 7 item 11: checker/verdict.h BoundVerdictLine, `reports list`).
+std::string BoundLine(std::string_view text, size_t max_bytes);
+
 /// String#trim on UTF-8 bytes: `s` without leading and trailing JS white space. An
 /// ill-formed byte is not white space (upstream sees U+FFFD there).
 std::string_view JsTrim(std::string_view s);

@@ -8,6 +8,7 @@
 
 #include "host/store.h"
 #include "host/terminal.h"
+#include "host/utf8.h"
 #include "host/warnings.h"
 #include "reports/cache_command.h"
 #include "reports/gate_layout.h"
@@ -157,17 +158,23 @@ std::string HeaderText(const ReportHeader& e) {
          ", at " + e.at;
 }
 
+// What a listing shows of a summary, a fault or its why: the bound of issue 7 item 11 (1 KiB
+// per line, cut with a visible marker; trial21 11-1: a 580 KB summary was one listed line).
+// `reports show` prints the whole report.
+constexpr size_t kListedLineBytes = 1024;
+std::string Listed(const std::string& text) { return BoundLine(text, kListedLineBytes); }
+
 ojson FaultJson(const FaultReportEntry& e) {
   ojson j = HeaderJson(e);
   if (!e.problem.empty()) return j;
-  j["fault"] = e.fault;
-  j["why"] = e.why.empty() ? ojson(nullptr) : ojson(e.why);
+  j["fault"] = Listed(e.fault);
+  j["why"] = e.why.empty() ? ojson(nullptr) : ojson(Listed(e.why));
   return j;
 }
 
 ojson ReportJson(const VetoReportEntry& e) {
   ojson j = HeaderJson(e);
-  if (e.problem.empty()) j["summary"] = e.summary;
+  if (e.problem.empty()) j["summary"] = Listed(e.summary);
   return j;
 }
 
@@ -194,15 +201,15 @@ int ReportsList(const OperatorContext& ctx, bool json, std::ostream& out, std::o
         out << TerminalLine(e.path + ": not a veto report: " + e.problem) << "\n";
         continue;
       }
-      out << TerminalLine(e.path + ": " + HeaderText(e) + ": " + e.summary) << "\n";
+      out << TerminalLine(e.path + ": " + HeaderText(e) + ": " + Listed(e.summary)) << "\n";
     }
     for (const auto& e : faults.entries) {
       if (!e.problem.empty()) {
         out << TerminalLine(e.path + ": not a fault report: " + e.problem) << "\n";
         continue;
       }
-      out << TerminalLine(e.path + ": fault: " + HeaderText(e) + ": " + e.fault +
-                          (e.why.empty() ? "" : ": " + e.why))
+      out << TerminalLine(e.path + ": fault: " + HeaderText(e) + ": " + Listed(e.fault) +
+                          (e.why.empty() ? "" : ": " + Listed(e.why)))
           << "\n";
     }
     std::string count = Plural(scan.entries.size(), "veto report", "veto reports");

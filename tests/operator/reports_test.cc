@@ -75,6 +75,25 @@ TEST_CASE(
             .dump());
 }
 
+// trial21 11-1: a 580 KB summary was one 580 KB listed line (and JSON field); the listing keeps
+// issue 7 item 11's bound, `reports show` the whole report.
+TEST_CASE("reports list cuts a long summary at 1 KiB with a visible marker, show keeps it whole") {
+  OperatorRoot r;
+  const std::string summary(600 * 1024, 'x');
+  std::string a = WriteReport(r.ReportDir(), Facts("0001-a", 7, summary));
+  Ran ran = RunOp(RunReportsCommand, {"list"}, r.Ctx());
+  CHECK(ran.code == 0);
+  CHECK(ran.out.size() < 2048);
+  CHECK(ran.out.find("\xE2\x80\xA6 [cut: ") != std::string::npos);
+  Ran json = RunOp(RunReportsCommand, {"list", "--json"}, r.Ctx());
+  CHECK(json.code == 0);
+  auto j = nlohmann::json::parse(json.out);
+  CHECK(j["reports"][0]["summary"].get<std::string>().size() <= 1024);
+  Ran show = RunOp(RunReportsCommand, {"show", a}, r.Ctx());
+  CHECK(show.code == 0);
+  CHECK(show.out.find(summary) != std::string::npos);
+}
+
 TEST_CASE("reports list marks a .md file that is not a veto report and keeps listing") {
   OperatorRoot r;
   Spit(r.ReportDir() + "/odd.md", "# Agent check veto: card 0001-a, edge designing->ready\n");
