@@ -244,7 +244,8 @@ std::string_view StripBom(std::string_view text);
 /// (GroundingResult::utf8_checked), not read again; the same result as with 0.
 Status CheckUtf8(std::string_view text, std::string_view label, size_t checked = 0);
 
-/// `bidi control U+202E RIGHT-TO-LEFT OVERRIDE in the claim (line L:C, N in all): …` per bidi finding, then
+/// `bidi control U+202E RIGHT-TO-LEFT OVERRIDE in the claim (line L:C, N in all): …` per bidi
+/// finding, then
 /// `<kind> not in evidence: <token> (line L:C; evidence has <nearest>)` per ungrounded token
 /// (without the parenthesis in kCompat mode, as release_gate.py prints it), then
 /// `link text does not match its target: [text](url) (line L:C)` per mismatched link.
