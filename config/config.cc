@@ -1353,6 +1353,22 @@ std::vector<std::string> TrustWarnings(const GateConfig& config, const std::stri
             "install it outside the workspace and name it by absolute path");
     }
   }
+  // A launcher that loads code or instructions from its working directory, the workspace
+  // (trial21 8-1, 8-2: `npx` ran a planted ./node_modules package that printed an allow).
+  static const std::set<std::string> kCwdReaders = {
+      "npx", "npm", "pnpm", "pnpx", "yarn", "bunx", "bun", "claude", "codex", "gemini", "aider"};
+  for (const ProviderConfig& provider : config.providers) {
+    if (provider.command.empty()) continue;
+    const std::string& word = provider.command[0];
+    const std::string name = word.substr(word.find_last_of('/') + 1);
+    if (!kCwdReaders.count(name)) continue;
+    out.push_back("providers." + provider.name + " runs " + name +
+                  ", which reads code or instructions from its working directory, the card "
+                  "workspace the judged agent can write (node_modules, CLAUDE.md, "
+                  ".claude/settings.json, AGENTS.md): it can change what decides its own moves; "
+                  "run it through a script outside the workspace that changes to an empty "
+                  "directory first (docs/security.md)");
+  }
   // `sandbox: off` is allowed (the explicit opt-out of SPEC §8), never silent (the fresh trial).
   for (const ProviderConfig& provider : config.providers) {
     if (!provider.sandbox_off) continue;

@@ -82,6 +82,21 @@ TEST_CASE("trust: config and program outside the workspace, by --config or DEVFL
                               " is writable by others; chmod go-w " + trusted / "check.sh"));
 }
 
+// trial21 8-1: `npx` (the config and the launcher outside the workspace) ran a package the
+// agent planted in the workspace's node_modules, and `config check` said nothing.
+TEST_CASE("trust: a launcher that reads its working directory is warned about") {
+  test::TempDir ws, trusted;
+  ::chmod(trusted.path().c_str(), 0755);
+  test::Spit(trusted / "npx", "#!/bin/sh\nexit 0\n");
+  test::MakeExecutable(trusted / "npx");
+  test::Spit(trusted / "gate.yaml", Config(trusted / "npx"));
+  ::chmod((trusted / "gate.yaml").c_str(), 0644);
+  auto j = Check({"--config", trusted / "gate.yaml"}, ws.path());
+  CHECK(HasWarning(j,
+                   "providers.checker runs npx, which reads code or instructions from its "
+                   "working directory, the card workspace the judged agent can write"));
+}
+
 // trial21 8-3: `--config ""` (a wrapper's unset variable) loaded the workspace's own config, the
 // one the judged agent can write.
 TEST_CASE("trust: an empty --config or --root is a usage error, not the default") {
